@@ -1,0 +1,239 @@
+/*
+ * libbosch optimizer: the BOSCH search (layer probes, adaptive ratios,
+ * grouped head search) driven by host callbacks or by ask/tell.
+ * Include <bosch/bosch.h> rather than this file.
+ */
+#ifndef BOSCH_OPTIMIZER_H
+#define BOSCH_OPTIMIZER_H
+
+#include "bosch/bosch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bosch_optimizer bosch_optimizer;
+typedef struct bosch_result bosch_result;
+typedef struct bosch_progress bosch_progress;
+/* bosch_strategy is declared in <bosch/strategy.h>. */
+
+/* Stages, as reported in progress events, history records and result counts. */
+enum bosch_stage {
+    BOSCH_STAGE_ANCHORS = 0, /* the two reference models S_full and S_allSWA */
+    BOSCH_STAGE_PROBE = 1,   /* stage 1: layer-importance cascade */
+    BOSCH_STAGE_ALLOC = 2,   /* stage 2: adaptive ratios (evaluates the allocated start mask) */
+    BOSCH_STAGE_GROUP = 3,   /* stage 3: grouped head-level search */
+    BOSCH_STAGE_COUNT = 4
+};
+/* "anchors", "probe", "alloc", "group"; "unknown" otherwise. */
+BOSCH_API const char *bosch_stage_name(int stage);
+
+/* Which parts of the method run (the paper's ablations). */
+enum bosch_variant {
+    BOSCH_VARIANT_FULL = 0,        /* stages 1, 2 and 3 (default) */
+    BOSCH_VARIANT_PROBE_ONLY = 1,  /* stage 1 only, at a uniform per-layer ratio */
+    BOSCH_VARIANT_GROUP_ONLY = 2,  /* stage 3 only, uniform ratios, random start (no stages 1-2) */
+    BOSCH_VARIANT_LAYER_LEVEL = 3  /* search which whole layers become SWA */
+};
+/* "full", "probe-only", "group-only", "layer-level"; NULL otherwise. */
+BOSCH_API const char *bosch_variant_name(int variant);
+
+/* ------------------------------------------------------------------------ */
+/* Lifetime                                                                  */
+/* ------------------------------------------------------------------------ */
+/* Creates an optimizer for a copy of `problem` (the caller keeps ownership of
+ * `problem` and may free it at once). Returns NULL when `problem` is NULL or
+ * memory runs out. Infeasible constraints are reported by the first
+ * bosch_ask()/bosch_optimize(). */
+BOSCH_API bosch_optimizer *bosch_create(const bosch_problem *problem);
+BOSCH_API void bosch_destroy(bosch_optimizer *opt);
+
+/* Message describing the last error on this handle ("" if none). Valid until
+ * the next call on the handle. */
+BOSCH_API const char *bosch_last_error(const bosch_optimizer *opt);
+
+/* ------------------------------------------------------------------------ */
+/* Options. All setters return BOSCH_OK, BOSCH_E_INVALID (bad value) or      */
+/* BOSCH_E_STATE (the search has already started).                          */
+/* ------------------------------------------------------------------------ */
+/* Seed of every random choice (default 0). Same seed + same inputs + same
+ * options = same result, whatever the thread count. */
+BOSCH_API int bosch_set_seed(bosch_optimizer *opt, uint64_t seed);
+/* Total number of evaluations, anchors included (default 1000, minimum 1). */
+BOSCH_API int bosch_set_budget(bosch_optimizer *opt, uint64_t evaluations);
+/* Evaluations for stage 1 or stage 3 (BOSCH_STAGE_PROBE / BOSCH_STAGE_GROUP);
+ * 0 (default) = derived from the total: the probe gets `probe_fraction`
+ * (default 0.3) of what is left after the anchors and the stage-2 start
+ * mask, the grouped search the rest. Budget a stage does not use (a small
+ * subproblem enumerated completely) rolls over to the next subproblems. */
+BOSCH_API int bosch_set_stage_budget(bosch_optimizer *opt, int stage, uint64_t evaluations);
+BOSCH_API int bosch_set_probe_fraction(bosch_optimizer *opt, double fraction);
+/* Wall-clock limit in seconds, checked between batches (0 = none, default).
+ * A run cut by time is not reproducible, by nature. */
+BOSCH_API int bosch_set_time_limit(bosch_optimizer *opt, double seconds);
+/* Penalty weight alpha of the objective
+ *   L(z) = S^(z) - alpha * (ratio(z) - rho)^2   (maximised; default 1.0, >= 0). */
+BOSCH_API int bosch_set_alpha(bosch_optimizer *opt, double alpha);
+/* Largest number of free units searched jointly in stage 3 (default 48, >= 1);
+ * larger ratio groups are split into chunks of whole layers. */
+BOSCH_API int bosch_set_group_cap(bosch_optimizer *opt, uint32_t units);
+/* Most candidates a strategy proposes at once, i.e. the size of an ask batch
+ * (default 8, 1..4096). Part of the algorithm: changing it changes results. */
+BOSCH_API int bosch_set_batch_size(bosch_optimizer *opt, uint32_t candidates);
+/* How strongly stage 2 moves layer ratios away from rho according to their
+ * probe drop (default 0.5, in [0, 1]; 0 = uniform ratios). */
+BOSCH_API int bosch_set_ratio_spread(bosch_optimizer *opt, double spread);
+BOSCH_API int bosch_set_variant(bosch_optimizer *opt, int variant /* enum bosch_variant */);
+/* Search strategy for stage 1 (BOSCH_STAGE_PROBE), stage 3
+ * (BOSCH_STAGE_GROUP), or both (-1). The optimizer keeps its own copy of the
+ * descriptor; the caller may free `s` afterwards. NULL restores the default
+ * ("auto": exhaustive when the subproblem fits its budget, else the
+ * benchmarked default strategy). */
+BOSCH_API int bosch_set_strategy(bosch_optimizer *opt, int stage, const bosch_strategy *s);
+/* Supply the two anchor scores instead of having them evaluated (saves two
+ * evaluations). Requires s_full > s_allswa, both finite. */
+BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa);
+
+/* String interface for bindings and config files. Names and values:
+ *   seed (uint64), budget (uint64), probe_budget, group_budget (uint64),
+ *   probe_fraction (0..1), time_limit (seconds), alpha, group_cap,
+ *   batch_size, ratio_spread, variant (full|probe-only|group-only|layer-level),
+ *   strategy, probe_strategy, group_strategy (a built-in strategy name).
+ * BOSCH_E_OPTION for unknown names or unparsable values. */
+BOSCH_API int bosch_set_option(bosch_optimizer *opt, const char *name, const char *value);
+/* Current value of an option as text (NUL-terminated, truncated to `len`).
+ * Returns the full length needed (excluding NUL) or a negative error. */
+BOSCH_API int bosch_get_option(const bosch_optimizer *opt, const char *name, char *buf,
+                               size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Logging and progress (never required; the library never prints)          */
+/* ------------------------------------------------------------------------ */
+enum bosch_log_level {
+    BOSCH_LOG_DEBUG = 0,
+    BOSCH_LOG_INFO = 1,
+    BOSCH_LOG_WARN = 2,
+    BOSCH_LOG_ERROR = 3
+};
+/* `msg` is valid only during the call. */
+typedef void (*bosch_log_fn)(int level, const char *msg, void *user);
+/* Messages below `min_level` are not formatted at all. fn NULL = no logging. */
+BOSCH_API int bosch_set_log(bosch_optimizer *opt, bosch_log_fn fn, void *user, int min_level);
+
+/* Called after every completed batch and at every stage change. The
+ * progress object is valid only during the call; read it with the
+ * accessors below. The callback may call bosch_force_stop(). */
+typedef void (*bosch_progress_fn)(const bosch_progress *p, void *user);
+BOSCH_API int bosch_set_progress(bosch_optimizer *opt, bosch_progress_fn fn, void *user);
+
+BOSCH_API int bosch_progress_stage(const bosch_progress *p);
+BOSCH_API uint64_t bosch_progress_evaluations(const bosch_progress *p);
+BOSCH_API uint64_t bosch_progress_budget(const bosch_progress *p);
+/* Best normalised score S^ of a feasible mask so far (NaN if none yet). */
+BOSCH_API double bosch_progress_best_score(const bosch_progress *p);
+BOSCH_API uint32_t bosch_progress_layers(const bosch_progress *p);
+/* Per-layer SWA ratios of the current working mask; `out` has `n` entries. */
+BOSCH_API int bosch_progress_layer_ratios(const bosch_progress *p, double *out, size_t n);
+BOSCH_API double bosch_progress_elapsed(const bosch_progress *p); /* seconds */
+
+/* ------------------------------------------------------------------------ */
+/* Evaluation, way 1: callbacks                                              */
+/* ------------------------------------------------------------------------ */
+/* Scores are "higher is better" (e.g. NIAH accuracy). Return 0 on success
+ * after writing a finite score; any non-zero return is an evaluator failure:
+ * the run stops, keeps the best so far, bosch_optimize() returns
+ * BOSCH_E_EVALUATOR and bosch_evaluator_status() gives the value returned.
+ * A NaN/inf score stops the run with BOSCH_E_BAD_SCORE. `mask` (units bytes)
+ * is valid during the call only. */
+typedef int (*bosch_eval_fn)(const uint8_t *mask, size_t units, double *score, void *user);
+/* Batch form: `masks` holds n masks of `units` bytes back to back; write
+ * scores[0..n-1]. */
+typedef int (*bosch_batch_eval_fn)(const uint8_t *masks, size_t n, size_t units, double *scores,
+                                   void *user);
+/* Setting one kind of evaluator replaces the other. */
+BOSCH_API int bosch_set_evaluator(bosch_optimizer *opt, bosch_eval_fn fn, void *user);
+BOSCH_API int bosch_set_batch_evaluator(bosch_optimizer *opt, bosch_batch_eval_fn fn, void *user);
+
+/* Runs the whole search with the evaluator set above (built on ask/tell).
+ * Returns a positive enum bosch_stop, or a negative error; in every case the
+ * best mask found so far stays available through bosch_get_result(). */
+BOSCH_API int bosch_optimize(bosch_optimizer *opt);
+
+/* Asks the search to stop as soon as possible (after the evaluation or batch
+ * in progress). Safe from any thread and from inside callbacks. */
+BOSCH_API void bosch_force_stop(bosch_optimizer *opt);
+
+/* The non-zero value the host evaluator returned (0 if it never failed). */
+BOSCH_API int bosch_evaluator_status(const bosch_optimizer *opt);
+
+/* ------------------------------------------------------------------------ */
+/* Evaluation, way 2: ask/tell                                               */
+/* ------------------------------------------------------------------------ */
+/* Prepares the next batch of candidates and stores its size in *n.
+ * Returns BOSCH_OK with *n > 0 when candidates wait for scores; a positive
+ * enum bosch_stop with *n == 0 when the search has ended; a negative error
+ * otherwise (the search then ends too, keeping the best so far). Calling ask
+ * again before every candidate of the batch has been told returns the same
+ * batch. */
+BOSCH_API int bosch_ask(bosch_optimizer *opt, size_t *n);
+/* Copies candidate i (0 <= i < n) of the pending batch into `mask` (units bytes). */
+BOSCH_API int bosch_candidate(const bosch_optimizer *opt, size_t i, uint8_t *mask);
+/* Stage of the pending batch (enum bosch_stage) or a negative error. */
+BOSCH_API int bosch_candidate_stage(const bosch_optimizer *opt);
+/* Gives the score of candidate i, in any order. A non-finite score is
+ * refused with BOSCH_E_BAD_SCORE and the candidate stays pending (tell it
+ * again, or report a failure). Telling a candidate twice is BOSCH_E_STATE. */
+BOSCH_API int bosch_tell(bosch_optimizer *opt, size_t i, double score);
+/* Reports that candidate i could not be evaluated: the search stops with
+ * BOSCH_E_EVALUATOR and `host_status` is kept (bosch_evaluator_status). */
+BOSCH_API int bosch_tell_failure(bosch_optimizer *opt, size_t i, int host_status);
+
+/* ------------------------------------------------------------------------ */
+/* Result                                                                    */
+/* ------------------------------------------------------------------------ */
+/* Snapshot of the best mask and the run's statistics; may be taken at any
+ * time (also mid-run or after an error). The caller owns *out and frees it
+ * with bosch_result_free(). */
+BOSCH_API int bosch_get_result(const bosch_optimizer *opt, bosch_result **out);
+BOSCH_API void bosch_result_free(bosch_result *r);
+
+/* Status of the run when the snapshot was taken: BOSCH_OK while running,
+ * else the positive stop reason or the negative error that ended it. */
+BOSCH_API int bosch_result_status(const bosch_result *r);
+/* Non-zero when a feasible mask (exact target count, fixed units, bounds)
+ * has been evaluated; the mask accessors below then describe the best one.
+ * Otherwise they describe the best mask evaluated of any kind (or all-full
+ * when nothing has been evaluated) and the scores are NaN. */
+BOSCH_API int bosch_result_feasible(const bosch_result *r);
+BOSCH_API size_t bosch_result_units(const bosch_result *r);
+BOSCH_API uint32_t bosch_result_layers(const bosch_result *r);
+BOSCH_API int bosch_result_mask(const bosch_result *r, uint8_t *out, size_t units);
+BOSCH_API int bosch_result_head_mask(const bosch_result *r, uint8_t *out, size_t query_heads);
+BOSCH_API double bosch_result_score(const bosch_result *r);            /* raw S(z) */
+BOSCH_API double bosch_result_normalized_score(const bosch_result *r); /* S^(z) */
+BOSCH_API double bosch_result_objective(const bosch_result *r);        /* S^ - alpha*(ratio-rho)^2 */
+BOSCH_API double bosch_result_anchor(const bosch_result *r, int swa); /* S_full (0) / S_allSWA (1) */
+BOSCH_API double bosch_result_ratio(const bosch_result *r);
+BOSCH_API int bosch_result_layer_ratios(const bosch_result *r, double *out, size_t layers);
+BOSCH_API double bosch_result_kv_saving(const bosch_result *r, uint64_t context, uint64_t window,
+                                        uint64_t sink);
+/* Evaluations done in one stage, or in all stages for stage = -1. */
+BOSCH_API uint64_t bosch_result_evaluations(const bosch_result *r, int stage);
+
+/* Evaluation history, in evaluation order. */
+BOSCH_API size_t bosch_result_history_size(const bosch_result *r);
+/* Record i: its mask (units bytes, may be NULL), raw score, stage. Any
+ * output pointer may be NULL. */
+BOSCH_API int bosch_result_history_entry(const bosch_result *r, size_t i, uint8_t *mask,
+                                         double *score, int *stage);
+/* Writes the history as JSON Lines, one object per evaluation:
+ *   {"eval":0,"stage":"anchors","score":0.93,"normalized":1.0,
+ *    "swa_units":0,"mask":"0000..."}
+ * ("mask" is one character per unit, '1' = SWA). */
+BOSCH_API int bosch_result_write_history(const bosch_result *r, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BOSCH_OPTIMIZER_H */

@@ -1,0 +1,18 @@
+/* Internal layout of a result snapshot. */
+#ifndef BOSCH_SEARCH_RESULT_IMPL_H
+#define BOSCH_SEARCH_RESULT_IMPL_H
+
+#include "bosch/bosch.h"
+#include "core/cache.h"
+
+struct bosch_result {
+    int status, feasible, anchors_known;
+    uint32_t layers, groups, heads;
+    size_t units;
+    uint8_t *mask;
+    double score, norm, objective, s_full, s_swa, alpha, rho;
+    uint64_t evals[BOSCH_STAGE_COUNT];
+    bosch_store hist;
+};
+
+#endif

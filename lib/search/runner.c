@@ -1,0 +1,204 @@
+/* The runner: one strategy on one subproblem. Every proposal is repaired,
+ * expanded to a full mask, answered from the store when already evaluated,
+ * and deduplicated within its batch, so the evaluator never sees a mask
+ * twice. The strategy observes the batch only once every value is known, in
+ * proposal order, which keeps results independent of evaluation order. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bitset.h"
+#include "search/strategy_impl.h"
+
+#define IDLE_LIMIT 64
+
+int runner_init(runner *r, bosch_subproblem *sp, const bosch_strategy *s, size_t batch)
+{
+    memset(r, 0, sizeof *r);
+    r->sp = sp;
+    r->strat = *s;
+    r->batch = batch;
+    size_t words = bitset_words(sp->units);
+    r->props = malloc(batch * sp->n);
+    r->values = malloc(batch * sizeof *r->values);
+    r->slot = malloc(batch * sizeof *r->slot);
+    r->pend = malloc(batch * sp->units);
+    r->pend_packed = malloc(batch * words * sizeof *r->pend_packed);
+    r->var_sum = calloc(sp->n, sizeof *r->var_sum);
+    r->var_cnt = calloc(sp->n, sizeof *r->var_cnt);
+    if (!r->props || !r->values || !r->slot || !r->pend || !r->pend_packed || !r->var_sum ||
+        !r->var_cnt) {
+        runner_free(r);
+        return BOSCH_E_NOMEM;
+    }
+    if (s->init && s->init(&r->state, sp, s->user) != 0) {
+        r->state = NULL;
+        return BOSCH_E_STRATEGY;
+    }
+    r->inited = 1;
+    return BOSCH_OK;
+}
+
+void runner_free(runner *r)
+{
+    if (r->inited && r->strat.destroy)
+        r->strat.destroy(r->state, r->strat.user);
+    free(r->props);
+    free(r->values);
+    free(r->slot);
+    free(r->pend);
+    free(r->pend_packed);
+    free(r->var_sum);
+    free(r->var_cnt);
+    memset(r, 0, sizeof *r);
+}
+
+static int observe_batch(runner *r)
+{
+    bosch_subproblem *sp = r->sp;
+    for (size_t i = 0; i < r->nprops; i++) {
+        const uint8_t *x = r->props + i * sp->n;
+        double v = r->values[i];
+        if (!sp->has_inc || v > sp->inc_value) {
+            memcpy(sp->inc, x, sp->n);
+            sp->inc_value = v;
+            sp->has_inc = 1;
+            sp->inc_record = r->slot[i];
+        }
+        for (size_t j = 0; j < sp->n; j++)
+            if (x[j]) {
+                r->var_sum[j] += v;
+                r->var_cnt[j]++;
+            }
+    }
+    if (r->strat.observe &&
+        r->strat.observe(r->state, sp, r->props, r->values, r->nprops) != 0)
+        return BOSCH_E_STRATEGY;
+    return BOSCH_OK;
+}
+
+int runner_next(runner *r)
+{
+    bosch_subproblem *sp = r->sp;
+    size_t words = bitset_words(sp->units);
+    while (!r->finished) {
+        uint64_t left = bosch_subproblem_budget_left(sp);
+        if (left == 0) {
+            r->finished = 2;
+            break;
+        }
+        size_t max = left < r->batch ? (size_t)left : r->batch;
+        size_t n = 0;
+        if (r->strat.propose(r->state, sp, r->props, max, &n) != 0 || n > max)
+            return BOSCH_E_STRATEGY;
+        if (n == 0) {
+            r->finished = 1;
+            break;
+        }
+        r->nprops = n;
+        r->npend = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint8_t *x = r->props + i * sp->n;
+            int rc = subproblem_repair_random(sp, x);
+            if (rc < 0)
+                return rc;
+            subproblem_expand(sp, x);
+            int64_t rec = store_find(sp->store, sp->scratch);
+            if (rec >= 0) {
+                r->slot[i] = rec;
+                r->values[i] = sp->value_of(sp->value_ctx, (size_t)rec);
+                continue;
+            }
+            size_t k;
+            for (k = 0; k < r->npend; k++)
+                if (memcmp(r->pend_packed + k * words, sp->scratch, words * sizeof(uint64_t)) == 0)
+                    break;
+            if (k == r->npend) {
+                memcpy(r->pend + k * sp->units, sp->full, sp->units);
+                memcpy(r->pend_packed + k * words, sp->scratch, words * sizeof(uint64_t));
+                r->npend++;
+            }
+            r->slot[i] = -(int64_t)(k + 1);
+        }
+        if (r->npend > 0) {
+            r->idle = 0;
+            return (int)r->npend;
+        }
+        /* Everything was known: let the strategy see it and go on. */
+        int rc = observe_batch(r);
+        if (rc < 0)
+            return rc;
+        if (++r->idle >= IDLE_LIMIT)
+            r->finished = 1;
+    }
+    return 0;
+}
+
+int runner_complete(runner *r, const int64_t *records)
+{
+    bosch_subproblem *sp = r->sp;
+    for (size_t i = 0; i < r->nprops; i++) {
+        if (r->slot[i] < 0) {
+            size_t k = (size_t)(-r->slot[i] - 1);
+            r->slot[i] = records[k];
+            r->values[i] = sp->value_of(sp->value_ctx, (size_t)records[k]);
+        }
+    }
+    sp->used += r->npend;
+    r->npend = 0;
+    return observe_batch(r);
+}
+
+/* ---- standalone harness -------------------------------------------------- */
+
+int bosch_strategy_solve(const bosch_strategy *s, bosch_subproblem *sp, bosch_objective_fn f,
+                         void *user, uint64_t budget, uint32_t batch, uint8_t *best_x,
+                         double *best_value, uint64_t *evaluations)
+{
+    if (!s || !sp || !f || batch == 0 || batch > 4096 || sp->store != &sp->own_store)
+        return BOSCH_E_INVALID;
+    if (sp->solved)
+        return BOSCH_E_STATE;
+    sp->solved = 1;
+    sp->budget = budget;
+    runner r;
+    int rc = runner_init(&r, sp, s, batch);
+    int64_t *records = malloc(batch * sizeof *records);
+    if (!records && rc == BOSCH_OK)
+        rc = BOSCH_E_NOMEM;
+    while (rc == BOSCH_OK) {
+        int n = runner_next(&r);
+        if (n <= 0) {
+            rc = n < 0 ? n : (r.finished == 2 ? BOSCH_BUDGET_REACHED : BOSCH_DONE);
+            break;
+        }
+        for (int i = 0; i < n && rc == BOSCH_OK; i++) {
+            double v = 0.0;
+            const uint8_t *x = r.pend + (size_t)i * sp->units;
+            if (f(x, sp->n, &v, user) != 0)
+                rc = BOSCH_E_EVALUATOR;
+            else if (!isfinite(v))
+                rc = BOSCH_E_BAD_SCORE;
+            else {
+                int64_t rec = store_add(&sp->own_store, r.pend_packed + (size_t)i * bitset_words(sp->units), v,
+                                        0, 1);
+                if (rec < 0)
+                    rc = (int)rec;
+                records[i] = rec;
+            }
+        }
+        if (rc == BOSCH_OK)
+            rc = runner_complete(&r, records);
+    }
+    free(records);
+    runner_free(&r);
+    if (sp->has_inc) {
+        if (best_x)
+            memcpy(best_x, sp->inc, sp->n);
+        if (best_value)
+            *best_value = sp->inc_value;
+    }
+    if (evaluations)
+        *evaluations = sp->own_store.n;
+    return rc;
+}

@@ -1,0 +1,72 @@
+/* Strategy descriptors: user-made and built-in. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/strategy_impl.h"
+#include "strategies/builtin.h"
+
+bosch_strategy *bosch_strategy_new(const char *name, bosch_strategy_init_fn init,
+                                   bosch_strategy_propose_fn propose,
+                                   bosch_strategy_observe_fn observe,
+                                   bosch_strategy_destroy_fn destroy, void *user)
+{
+    if (!name || !*name || !propose)
+        return NULL;
+    bosch_strategy *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->name = malloc(strlen(name) + 1);
+    if (!s->name) {
+        free(s);
+        return NULL;
+    }
+    strcpy(s->name, name);
+    s->init = init;
+    s->propose = propose;
+    s->observe = observe;
+    s->destroy = destroy;
+    s->user = user;
+    return s;
+}
+
+bosch_strategy *bosch_strategy_builtin(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < builtin_strategy_count; i++) {
+        const struct builtin_strategy *b = builtin_strategies[i];
+        if (strcmp(b->name, name) == 0)
+            return bosch_strategy_new(b->name, b->init, b->propose, b->observe, b->destroy, NULL);
+    }
+    return NULL;
+}
+
+size_t bosch_strategy_builtin_count(void)
+{
+    return builtin_strategy_count;
+}
+
+const char *bosch_strategy_builtin_name(size_t i)
+{
+    return i < builtin_strategy_count ? builtin_strategies[i]->name : NULL;
+}
+
+bosch_strategy *bosch_strategy_clone(const bosch_strategy *s)
+{
+    if (!s)
+        return NULL;
+    return bosch_strategy_new(s->name, s->init, s->propose, s->observe, s->destroy, s->user);
+}
+
+const char *bosch_strategy_name(const bosch_strategy *s)
+{
+    return s ? s->name : NULL;
+}
+
+void bosch_strategy_free(bosch_strategy *s)
+{
+    if (!s)
+        return;
+    free(s->name);
+    free(s);
+}

@@ -1,0 +1,45 @@
+/* Strategy descriptors and the runner that drives one strategy through one
+ * subproblem in ask/tell fashion (repair, cache, dedupe, budget). */
+#ifndef BOSCH_SEARCH_STRATEGY_IMPL_H
+#define BOSCH_SEARCH_STRATEGY_IMPL_H
+
+#include "bosch/bosch.h"
+#include "search/subproblem_impl.h"
+
+struct bosch_strategy {
+    char *name;
+    bosch_strategy_init_fn init;
+    bosch_strategy_propose_fn propose;
+    bosch_strategy_observe_fn observe;
+    bosch_strategy_destroy_fn destroy;
+    void *user;
+};
+
+typedef struct runner {
+    bosch_subproblem *sp;
+    bosch_strategy strat; /* borrowed name; callbacks only */
+    void *state;
+    int inited;
+    size_t batch;
+    uint8_t *props;   /* proposals after repair, batch * n */
+    double *values;   /* their values */
+    int64_t *slot;    /* record index, or -(1 + pending index) */
+    size_t nprops;
+    uint8_t *pend;    /* full masks awaiting evaluation, batch * units */
+    uint64_t *pend_packed;
+    size_t npend;
+    unsigned idle;    /* consecutive batches without a new evaluation */
+    int finished;     /* 1 = strategy finished or idle, 2 = budget spent */
+    double *var_sum;  /* per variable: sum and count of values with x = 1 */
+    uint32_t *var_cnt;
+} runner;
+
+int runner_init(runner *r, bosch_subproblem *sp, const bosch_strategy *s, size_t batch);
+void runner_free(runner *r);
+/* Next distinct new masks to evaluate (in r->pend): returns their number,
+ * 0 when the subproblem is finished, or a negative error. */
+int runner_next(runner *r);
+/* The pending masks were evaluated and stored as records[i]. */
+int runner_complete(runner *r, const int64_t *records);
+
+#endif

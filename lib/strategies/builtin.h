@@ -1,0 +1,38 @@
+/* The built-in strategies and the move helpers they share. */
+#ifndef BOSCH_STRATEGIES_BUILTIN_H
+#define BOSCH_STRATEGIES_BUILTIN_H
+
+#include "bosch/bosch.h"
+
+struct builtin_strategy {
+    const char *name;
+    bosch_strategy_init_fn init;
+    bosch_strategy_propose_fn propose;
+    bosch_strategy_observe_fn observe;
+    bosch_strategy_destroy_fn destroy;
+};
+
+extern const struct builtin_strategy *const builtin_strategies[];
+extern const size_t builtin_strategy_count;
+
+/* What "auto" uses when a subproblem is too large to enumerate (chosen from
+ * bench/ results; see docs/strategies.md). */
+#define BOSCH_DEFAULT_STRATEGY "ea"
+
+/* Defined in each strategy's file. */
+extern const struct builtin_strategy strategy_exhaustive, strategy_random, strategy_swap,
+    strategy_ea, strategy_mads, strategy_auto;
+
+/* ---- move helpers (moves.c) ---------------------------------------------- */
+/* A uniform random feasible point. */
+void move_random_point(const bosch_subproblem *sp, uint8_t *x);
+/* The incumbent, or a random feasible point when there is none; returns 1
+ * when it is the incumbent (its value in *value). */
+int move_start_point(const bosch_subproblem *sp, uint8_t *x, double *value);
+/* One swap inside a random block that has both a 1 and a 0: a 1 and a 0 of
+ * that block trade places. Returns 0 when no block allows a swap. */
+int move_random_swap(const bosch_subproblem *sp, uint8_t *x);
+/* Number of blocks that allow a swap. */
+size_t move_swappable_blocks(const bosch_subproblem *sp);
+
+#endif
