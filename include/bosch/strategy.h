@@ -59,9 +59,10 @@ BOSCH_API bosch_strategy *bosch_strategy_new(const char *name, bosch_strategy_in
  *                budget, else the default below (the default strategy)
  *   "exhaustive" every feasible candidate, in lexicographic order
  *   "random"     independent uniform feasible samples
- *   "swap"       steepest-ascent local search over swap moves (one SWA and
- *                one full unit of the same block trade places), with random
- *                restarts from perturbed incumbents
+ *   "swap"       iterated local search over swap moves (one SWA and
+ *                one full unit of the same block trade places), moving to the
+ *                best of each batch of neighbours when it improves, with
+ *                restarts from the incumbent after three random swaps
  *   "ea"         (1+lambda) evolutionary algorithm with swap mutation
  *   "mads"       MADS-style poll on {0,1}: random flip directions of a mesh
  *                size that doubles on success and halves on failure, repaired
