@@ -59,12 +59,13 @@ BOSCH_API const char *bosch_last_error(const bosch_optimizer *opt);
 /* Seed of every random choice (default 0). Same seed + same inputs + same
  * options = same result, whatever the thread count. */
 BOSCH_API int bosch_set_seed(bosch_optimizer *opt, uint64_t seed);
-/* Total number of evaluations, anchors included (default 1000, minimum 1). */
+/* Total number of evaluations, anchors included (default 1000, minimum 1;
+ * a run that must evaluate the anchors needs at least 2). */
 BOSCH_API int bosch_set_budget(bosch_optimizer *opt, uint64_t evaluations);
 /* Evaluations for stage 1 or stage 3 (BOSCH_STAGE_PROBE / BOSCH_STAGE_GROUP);
  * 0 (default) = derived from the total: the probe gets `probe_fraction`
- * (default 0.3) of what is left after the anchors and the stage-2 start
- * mask, the grouped search the rest. Budget a stage does not use (a small
+ * (default 0.3) of what is left after the anchors and stage 2's (at most 3)
+ * start masks, the grouped search the rest. Budget a stage does not use (a small
  * subproblem enumerated completely) rolls over to the next subproblems. */
 BOSCH_API int bosch_set_stage_budget(bosch_optimizer *opt, int stage, uint64_t evaluations);
 BOSCH_API int bosch_set_probe_fraction(bosch_optimizer *opt, double fraction);
@@ -80,8 +81,9 @@ BOSCH_API int bosch_set_group_cap(bosch_optimizer *opt, uint32_t units);
 /* Most candidates a strategy proposes at once, i.e. the size of an ask batch
  * (default 8, 1..4096). Part of the algorithm: changing it changes results. */
 BOSCH_API int bosch_set_batch_size(bosch_optimizer *opt, uint32_t candidates);
-/* How strongly stage 2 moves layer ratios away from rho according to their
- * probe drop (default 0.5, in [0, 1]; 0 = uniform ratios). */
+/* Largest move of layer ratios away from rho according to their probe drop
+ * (default 0.5, in [0, 1]; 0 = uniform ratios). Stage 2 evaluates start
+ * masks for spreads 0, spread/2 and spread and keeps the best. */
 BOSCH_API int bosch_set_ratio_spread(bosch_optimizer *opt, double spread);
 BOSCH_API int bosch_set_variant(bosch_optimizer *opt, int variant /* enum bosch_variant */);
 /* Search strategy for stage 1 (BOSCH_STAGE_PROBE), stage 3

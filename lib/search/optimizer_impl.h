@@ -9,6 +9,9 @@
 #include "core/problem_impl.h"
 #include "search/strategy_impl.h"
 
+/* Stage 2 tries this many ratio spreads, evenly spaced in [0, ratio_spread]. */
+#define ALLOC_CANDIDATES 3
+
 /* Steps of the stage machine (stages.c). */
 enum step {
     STEP_ANCHORS,
@@ -37,6 +40,9 @@ struct plan {
     uint32_t *lo, *hi;    /* per-layer SWA count range (fixed units included) */
     uint32_t *k_uniform;  /* per-layer counts of the uniform allocation */
     uint32_t *k;          /* per-layer counts in use (stage 2 output) */
+    uint32_t *k_cand;     /* stage 2: ALLOC_CANDIDATES allocations, layers each */
+    int64_t cand_slot[ALLOC_CANDIDATES]; /* their store records (>= 0) or -(2 + pending index) */
+    uint32_t ncand;
     uint8_t *work;        /* working mask (units) */
     int64_t work_record;  /* its store record, -1 if never evaluated */
     double *s_best;       /* stage 1: best normalised score per layer (layers + 1) */

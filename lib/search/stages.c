@@ -24,25 +24,30 @@ static int budget_reached(bosch_optimizer *opt)
     return 0;
 }
 
-/* Adds a mask to the pending batch unless it was evaluated already. Returns
- * its store record when known (>= 0), else -1 (pending). */
+/* Adds a mask to the pending batch unless it was evaluated already or is
+ * pending. Returns its store record when known (>= 0), else -(2 + its
+ * pending index); INT64_MIN when memory runs out. */
 static int64_t push_fixed(bosch_optimizer *opt, const uint8_t *mask, int stage)
 {
+    size_t units = opt->prob->units;
     uint64_t *packed = malloc(opt->store.words * sizeof *packed);
     if (!packed)
-        return BOSCH_E_NOMEM;
-    bitset_pack(mask, opt->prob->units, packed);
+        return INT64_MIN;
+    bitset_pack(mask, units, packed);
     int64_t rec = store_find(&opt->store, packed);
     free(packed);
     if (rec >= 0)
         return rec;
+    for (size_t i = 0; i < opt->npend; i++)
+        if (memcmp(opt->pend + i * units, mask, units) == 0)
+            return -(int64_t)(2 + i);
     if (opt_reserve_pending(opt, opt->npend + 1) < 0)
-        return BOSCH_E_NOMEM;
-    memcpy(opt->pend + opt->npend * opt->prob->units, mask, opt->prob->units);
+        return INT64_MIN;
+    memcpy(opt->pend + opt->npend * units, mask, units);
     opt->npend++;
     opt->pend_stage = stage;
     opt->pend_from_runner = 0;
-    return -1;
+    return -(int64_t)(1 + opt->npend);
 }
 
 static double record_value(const void *ctx, size_t record)
@@ -194,7 +199,8 @@ static int plan_init(bosch_optimizer *opt)
     pl->layer = L;
 
     uint64_t left = opt_budget_left(opt);
-    uint64_t after_start = left > 1 ? left - 1 : 0; /* stage 2 evaluates one start mask */
+    /* stage 2 evaluates up to ALLOC_CANDIDATES start masks */
+    uint64_t after_start = left > ALLOC_CANDIDATES ? left - ALLOC_CANDIDATES : 0;
     switch (opt->o.variant) {
     case BOSCH_VARIANT_FULL:
         pl->probe_budget = opt->o.probe_budget
@@ -289,67 +295,107 @@ static int step_probe(bosch_optimizer *opt)
 
 /* ---- stage 2 ---------------------------------------------------------------- */
 
+/* Probe drops -> per-layer difficulty weights in [0, 1]. */
+static void probe_weights(struct plan *pl, uint32_t L)
+{
+    double maxdrop = 0.0;
+    for (uint32_t l = 0; l < L; l++) {
+        double d = pl->s_best[l + 1] - pl->s_best[l];
+        pl->weight[l] = d > 0.0 ? d : 0.0;
+        if (pl->weight[l] > maxdrop)
+            maxdrop = pl->weight[l];
+    }
+    for (uint32_t l = 0; l < L; l++)
+        pl->weight[l] = maxdrop > 0.0 ? pl->weight[l] / maxdrop : 0.0;
+}
+
+/* Adopts the best evaluated stage-2 candidate as allocation and start mask. */
+static void choose_allocation(bosch_optimizer *opt)
+{
+    struct plan *pl = &opt->plan;
+    uint32_t L = opt->prob->layers;
+    uint32_t best = 0;
+    int64_t best_rec = -1;
+    for (uint32_t c = 0; c < pl->ncand; c++) {
+        int64_t slot = pl->cand_slot[c];
+        int64_t rec = slot >= 0 ? slot : opt->pend_record[-slot - 2];
+        if (rec < 0)
+            continue;
+        if (best_rec < 0 || opt_objective_of(opt, (size_t)rec) > opt_objective_of(opt, (size_t)best_rec)) {
+            best = c;
+            best_rec = rec;
+        }
+    }
+    if (best_rec < 0)
+        return;
+    memcpy(pl->k, pl->k_cand + (size_t)best * L, L * sizeof *pl->k);
+    bitset_unpack(store_mask(&opt->store, (size_t)best_rec), opt->prob->units, pl->work);
+    pl->work_record = best_rec;
+    for (uint32_t l = 0; l < L; l++)
+        opt_log(opt, BOSCH_LOG_DEBUG, "stage 2: layer %u weight %.4f -> %u SWA units", l,
+                pl->weight[l], pl->k[l]);
+}
+
+/* Stage 2. The full method tries ALLOC_CANDIDATES spreads evenly spaced in
+ * [0, ratio_spread] (0 = uniform ratios) and keeps the best start mask, since
+ * how far ratios should move depends on the model [ours]. Each start mask is
+ * the cascade's mask repaired to the allocation, preferring the probe's best
+ * units. group-only uses the uniform allocation and a random start. */
 static int step_alloc(bosch_optimizer *opt)
 {
     const bosch_problem *p = opt->prob;
     struct plan *pl = &opt->plan;
     uint32_t L = p->layers;
     uint8_t *start = malloc(p->units);
+    uint8_t *cand = malloc(p->units);
     double *prio = malloc(p->units * sizeof *prio);
-    if (!start || !prio) {
-        free(start);
-        free(prio);
-        return opt_fail(opt, BOSCH_E_NOMEM, "out of memory");
-    }
-    int rc;
-    if (opt->o.variant == BOSCH_VARIANT_FULL) {
-        double maxdrop = 0.0;
-        for (uint32_t l = 0; l < L; l++) {
-            double d = pl->s_best[l + 1] - pl->s_best[l];
-            pl->weight[l] = d > 0.0 ? d : 0.0;
-            if (pl->weight[l] > maxdrop)
-                maxdrop = pl->weight[l];
-        }
-        for (uint32_t l = 0; l < L; l++)
-            pl->weight[l] = maxdrop > 0.0 ? pl->weight[l] / maxdrop : 0.0;
-        rc = alloc_counts(L, p->groups, pl->lo, pl->hi, pl->target,
-                          (double)pl->target / (double)p->units, pl->weight, opt->o.spread, pl->k);
+    pl->k_cand = malloc(ALLOC_CANDIDATES * L * sizeof *pl->k_cand);
+    int rc = start && cand && prio && pl->k_cand ? BOSCH_OK : BOSCH_E_NOMEM;
+    if (rc == BOSCH_OK && opt->o.variant == BOSCH_VARIANT_FULL) {
+        probe_weights(pl, L);
         memcpy(start, pl->work, p->units);
         memcpy(prio, pl->pref, p->units * sizeof *prio);
-    } else {
-        /* group-only: uniform ratios from a random start. */
+        pl->ncand = ALLOC_CANDIDATES;
+    } else if (rc == BOSCH_OK) {
         bosch_rng rng;
         bosch_rng_init(&rng, opt->o.seed, (uint64_t)BOSCH_STAGE_ALLOC << 32);
-        memcpy(pl->k, pl->k_uniform, L * sizeof *pl->k);
         for (size_t u = 0; u < p->units; u++) {
             start[u] = 0;
             prio[u] = bosch_rng_uniform(&rng);
         }
-        rc = BOSCH_OK;
+        pl->ncand = 1;
     }
-    if (rc == BOSCH_OK)
-        rc = bosch_repair(p, start, prio, pl->k, pl->work);
+    for (uint32_t c = 0; c < pl->ncand && rc == BOSCH_OK; c++) {
+        uint32_t *k = pl->k_cand + (size_t)c * L;
+        double spread = pl->ncand > 1 ? opt->o.spread * c / (pl->ncand - 1) : 0.0;
+        rc = alloc_counts(L, p->groups, pl->lo, pl->hi, pl->target,
+                          (double)pl->target / (double)p->units, pl->weight, spread, k);
+        if (rc == BOSCH_OK)
+            rc = bosch_repair(p, start, prio, k, cand);
+        if (rc >= 0) {
+            int64_t slot = push_fixed(opt, cand, BOSCH_STAGE_ALLOC);
+            rc = slot == INT64_MIN ? BOSCH_E_NOMEM : BOSCH_OK;
+            pl->cand_slot[c] = slot;
+        }
+    }
     free(start);
+    free(cand);
     free(prio);
-    if (rc < 0)
+    if (rc < 0) {
+        opt->npend = 0;
         return opt_fail(opt, rc, "stage 2 could not build a start mask meeting the allocation");
-    for (uint32_t l = 0; l < L; l++)
-        opt_log(opt, BOSCH_LOG_DEBUG, "stage 2: layer %u weight %.4f -> %u SWA units", l,
-                pl->weight[l], pl->k[l]);
+    }
     opt->step = STEP_GROUP;
     pl->nchunks = 0;
-    int64_t rec = push_fixed(opt, pl->work, BOSCH_STAGE_ALLOC);
-    if (rec < -1)
-        return opt_fail(opt, (int)rec, "out of memory");
-    if (rec >= 0) {
-        pl->work_record = rec;
+    if (opt->npend == 0) {
+        choose_allocation(opt);
         return 0;
     }
-    if (opt_budget_left(opt) == 0) {
+    if (opt_budget_left(opt) < opt->npend) {
         opt->npend = 0;
         return budget_reached(opt);
     }
-    return 1;
+    return (int)opt->npend;
 }
 
 /* ---- stage 3 ---------------------------------------------------------------- */
@@ -620,8 +666,8 @@ int stages_batch_done(bosch_optimizer *opt)
                             opt->s_full, opt->s_swa);
         opt->anchors_known = 1;
         opt_log(opt, BOSCH_LOG_INFO, "anchors: S_full = %g, S_allSWA = %g", opt->s_full, opt->s_swa);
-    } else if (opt->step == STEP_GROUP) { /* the stage-2 start mask */
-        opt->plan.work_record = opt->pend_record[0];
+    } else if (opt->step == STEP_GROUP) { /* the stage-2 start masks */
+        choose_allocation(opt);
     }
     return BOSCH_OK;
 }
@@ -634,6 +680,7 @@ void stages_free(bosch_optimizer *opt)
     free(pl->hi);
     free(pl->k_uniform);
     free(pl->k);
+    free(pl->k_cand);
     free(pl->work);
     free(pl->s_best);
     free(pl->pref);
