@@ -94,9 +94,18 @@ BOSCH_API const char *bosch_strerror(int status);
 BOSCH_API const char *bosch_err_name(int status);
 
 /* ------------------------------------------------------------------------ */
+/* Opaque types (declared once here so every header can use them)           */
+/* ------------------------------------------------------------------------ */
+typedef struct bosch_problem bosch_problem;       /* model shape and constraints */
+typedef struct bosch_optimizer bosch_optimizer;   /* one search (optimizer.h) */
+typedef struct bosch_result bosch_result;         /* snapshot of a search's outcome */
+typedef struct bosch_progress bosch_progress;     /* progress event, valid during the callback */
+typedef struct bosch_strategy bosch_strategy;     /* search strategy descriptor (strategy.h) */
+typedef struct bosch_subproblem bosch_subproblem; /* what a strategy searches (strategy.h) */
+
+/* ------------------------------------------------------------------------ */
 /* Problem: the shape of the model and the constraints on the mask           */
 /* ------------------------------------------------------------------------ */
-typedef struct bosch_problem bosch_problem;
 
 /* Fix state of a unit. */
 enum bosch_fix {

@@ -12,10 +12,8 @@
 extern "C" {
 #endif
 
-typedef struct bosch_optimizer bosch_optimizer;
-typedef struct bosch_result bosch_result;
-typedef struct bosch_progress bosch_progress;
-/* bosch_strategy is declared in <bosch/strategy.h>. */
+/* bosch_optimizer, bosch_result, bosch_progress, bosch_strategy: opaque
+ * types declared in <bosch/bosch.h>. */
 
 /* Stages, as reported in progress events, history records and result counts. */
 enum bosch_stage {

@@ -32,8 +32,7 @@
 extern "C" {
 #endif
 
-typedef struct bosch_strategy bosch_strategy;
-typedef struct bosch_subproblem bosch_subproblem;
+/* bosch_strategy and bosch_subproblem are declared in <bosch/bosch.h>. */
 
 /* Creates the per-subproblem state in *state (may stay NULL). */
 typedef int (*bosch_strategy_init_fn)(void **state, const bosch_subproblem *sp, void *user);
