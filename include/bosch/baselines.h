@@ -19,8 +19,9 @@ extern "C" {
  * first); fixed units and bounds are then enforced by bosch_repair() with
  * the pattern as priority.
  *   RAND  layers chosen uniformly at random (seeded)
- *   INTR  SWA layers spread evenly through the stack (interleaved), layer l
- *         SWA when floor((l+1)*n/L) > floor(l*n/L), starting from the top
+ *   INTR  n SWA layers spread evenly through the stack (interleaved):
+ *         with t = L-1-l the position counted from the top, layer l is SWA
+ *         when floor((t+1)*n/L) > floor(t*n/L) (n = 4 of 8: layers 0,2,4,6)
  *   BME   full-attention layers kept in three equal blocks at the
  *         beginning, middle and end of the stack; the rest is SWA */
 enum bosch_layer_pattern {

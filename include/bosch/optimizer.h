@@ -30,8 +30,11 @@ BOSCH_API const char *bosch_stage_name(int stage);
 enum bosch_variant {
     BOSCH_VARIANT_FULL = 0,        /* stages 1, 2 and 3 (default) */
     BOSCH_VARIANT_PROBE_ONLY = 1,  /* stage 1 only, at a uniform per-layer ratio */
-    BOSCH_VARIANT_GROUP_ONLY = 2,  /* stage 3 only, uniform ratios, random start (no stages 1-2) */
-    BOSCH_VARIANT_LAYER_LEVEL = 3  /* search which whole layers become SWA */
+    BOSCH_VARIANT_GROUP_ONLY = 2,  /* stage 3 only: uniform ratios, a random start mask
+                                      (evaluated once, counted as stage ALLOC) */
+    BOSCH_VARIANT_LAYER_LEVEL = 3  /* search which ceil(T/G) whole layers become SWA; each
+                                      candidate is repaired to exactly T units (the surplus
+                                      leaves the lowest-indexed units first) */
 };
 /* "full", "probe-only", "group-only", "layer-level"; NULL otherwise. */
 BOSCH_API const char *bosch_variant_name(int variant);
@@ -51,8 +54,8 @@ BOSCH_API void bosch_destroy(bosch_optimizer *opt);
 BOSCH_API const char *bosch_last_error(const bosch_optimizer *opt);
 
 /* ------------------------------------------------------------------------ */
-/* Options. All setters return BOSCH_OK, BOSCH_E_INVALID (bad value) or      */
-/* BOSCH_E_STATE (the search has already started).                          */
+/* Options. Setters return BOSCH_OK, BOSCH_E_INVALID (bad value) or         */
+/* BOSCH_E_STATE (the search has already started); see bosch_set_anchors.   */
 /* ------------------------------------------------------------------------ */
 /* Seed of every random choice (default 0). Same seed + same inputs + same
  * options = same result, whatever the thread count. */
@@ -91,7 +94,8 @@ BOSCH_API int bosch_set_variant(bosch_optimizer *opt, int variant /* enum bosch_
  * benchmarked default strategy). */
 BOSCH_API int bosch_set_strategy(bosch_optimizer *opt, int stage, const bosch_strategy *s);
 /* Supply the two anchor scores instead of having them evaluated (saves two
- * evaluations). Requires s_full > s_allswa, both finite. */
+ * evaluations). BOSCH_E_BAD_SCORE unless both are finite, BOSCH_E_ANCHORS
+ * unless s_full > s_allswa. */
 BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa);
 
 /* String interface for bindings and config files. Names and values:
@@ -184,8 +188,9 @@ BOSCH_API int bosch_candidate_stage(const bosch_optimizer *opt);
  * refused with BOSCH_E_BAD_SCORE and the candidate stays pending (tell it
  * again, or report a failure). Telling a candidate twice is BOSCH_E_STATE. */
 BOSCH_API int bosch_tell(bosch_optimizer *opt, size_t i, double score);
-/* Reports that candidate i could not be evaluated: the search stops with
- * BOSCH_E_EVALUATOR and `host_status` is kept (bosch_evaluator_status). */
+/* Reports that candidate i could not be evaluated: the search stops, this
+ * call and every later bosch_ask() return BOSCH_E_EVALUATOR, and
+ * `host_status` is kept (bosch_evaluator_status). */
 BOSCH_API int bosch_tell_failure(bosch_optimizer *opt, size_t i, int host_status);
 
 /* ------------------------------------------------------------------------ */

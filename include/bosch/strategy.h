@@ -56,7 +56,9 @@ BOSCH_API bosch_strategy *bosch_strategy_new(const char *name, bosch_strategy_in
 /* A built-in strategy by name, NULL if unknown:
  *   "auto"       exhaustive when the subproblem's feasible set fits its
  *                budget, else the default below (the default strategy)
- *   "exhaustive" every feasible candidate, in lexicographic order
+ *   "exhaustive" every feasible candidate once: per block the k-subsets of
+ *                its variables in lexicographic order of their sorted
+ *                positions ({0,1} first), the last block varying fastest
  *   "random"     independent uniform feasible samples
  *   "swap"       iterated local search over swap moves (one SWA and
  *                one full unit of the same block trade places), moving to the

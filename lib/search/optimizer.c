@@ -159,9 +159,7 @@ static int store_told(bosch_optimizer *opt)
         if (!opt->pend_told[i])
             continue;
         const uint8_t *m = opt->pend + i * p->units;
-        int eligible = opt->o.variant == BOSCH_VARIANT_LAYER_LEVEL
-                           ? opt->pend_stage == BOSCH_STAGE_GROUP
-                           : bosch_mask_is_feasible(p, m);
+        int eligible = bosch_mask_is_feasible(p, m);
         bitset_pack(m, p->units, packed);
         int64_t rec = store_add(&opt->store, packed, opt->pend_score[i], opt->pend_stage, eligible);
         if (rec < 0) {
@@ -284,7 +282,9 @@ int bosch_candidate_stage(const bosch_optimizer *opt)
 {
     if (!opt)
         return BOSCH_E_INVALID;
-    return opt->npend ? opt->pend_stage : BOSCH_E_STATE;
+    if (!opt->npend)
+        return refuse((bosch_optimizer *)opt, BOSCH_E_STATE, "no batch is pending");
+    return opt->pend_stage;
 }
 
 static int check_told(bosch_optimizer *opt, size_t i)

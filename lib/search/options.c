@@ -292,8 +292,11 @@ int bosch_get_option(const bosch_optimizer *opt, const char *name, char *buf, si
     if (!opt || !name || (!buf && len))
         return BOSCH_E_INVALID;
     const struct option_def *d = find_def(name);
-    if (!d)
+    if (!d) {
+        /* The error text is the handle's mutable state, even on a const handle. */
+        snprintf(((bosch_optimizer *)opt)->err, sizeof opt->err, "unknown option '%s'", name);
         return BOSCH_E_OPTION;
+    }
     const struct options *o = &opt->o;
     char tmp[128];
     switch (d->kind) {

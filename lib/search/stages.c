@@ -566,12 +566,22 @@ static int step_layers(bosch_optimizer *opt)
                         vunits[m++] = (size_t)l * p->groups + g;
             }
             vstart[n] = m;
-            uint32_t count = (uint32_t)floor((double)pl->target / p->groups + 0.5);
+            /* ceil(T / G) whole layers; the expansion's repair then trims the
+             * surplus so that every candidate meets the exact target. */
+            uint32_t count = (uint32_t)((pl->target + p->groups - 1) / p->groups);
             if (count > n)
                 count = (uint32_t)n;
             if (n > 0)
                 sp = subproblem_new(n, 1, block_of, &count, p->units, pl->work, vstart, vunits,
                                     opt->o.seed, (uint64_t)BOSCH_STAGE_GROUP << 32);
+            if (sp) {
+                sp->repair_prio = malloc(p->units * sizeof *sp->repair_prio);
+                sp->global_repair = p;
+                if (!sp->repair_prio) {
+                    bosch_subproblem_free(sp);
+                    sp = NULL;
+                }
+            }
         }
         free(block_of);
         free(vstart);

@@ -116,6 +116,7 @@ void bosch_subproblem_free(bosch_subproblem *sp)
     free(sp->inc);
     free(sp->scratch);
     free(sp->full);
+    free(sp->repair_prio);
     if (sp->own_store.slots)
         store_free(&sp->own_store);
     free(sp);
@@ -127,6 +128,13 @@ void subproblem_expand(bosch_subproblem *sp, const uint8_t *x)
     for (size_t v = 0; v < sp->n; v++)
         for (size_t i = sp->var_start[v]; i < sp->var_start[v + 1]; i++)
             sp->full[sp->var_units[i]] = x[v] != 0;
+    if (sp->global_repair) {
+        /* Units of chosen variables get priority 1, so the repair trims or
+         * extends the choice rather than undoing it. */
+        for (size_t u = 0; u < sp->units; u++)
+            sp->repair_prio[u] = sp->full[u];
+        bosch_repair(sp->global_repair, sp->full, sp->repair_prio, NULL, sp->full);
+    }
     bitset_pack(sp->full, sp->units, sp->scratch);
 }
 

@@ -31,6 +31,9 @@ struct bosch_subproblem {
     record_value_fn value_of;
     const void *value_ctx;
     int solved;            /* standalone: bosch_strategy_solve already ran */
+    const bosch_problem *global_repair; /* non-NULL: expanded masks are repaired to
+                                           the problem's global target (layer-level) */
+    double *repair_prio;   /* priorities for that repair (units) */
     bosch_store own_store; /* standalone subproblems evaluate into this */
     uint64_t *scratch;     /* packed full mask (store words) */
     uint8_t *full;         /* unpacked full mask (units) */
@@ -42,8 +45,8 @@ bosch_subproblem *subproblem_new(size_t n, size_t nblocks, const uint32_t *block
                                  const uint32_t *counts, size_t units, const uint8_t *base,
                                  const size_t *var_start, const size_t *var_units,
                                  uint64_t seed, uint64_t stream);
-/* Writes x into sp->full (the base with the variables applied) and packs it
- * into sp->scratch. */
+/* Writes x into sp->full (the base with the variables applied, repaired to
+ * the global target when global_repair is set) and packs it into sp->scratch. */
 void subproblem_expand(bosch_subproblem *sp, const uint8_t *x);
 /* Repair to block counts with random tie-breaking. */
 int subproblem_repair_random(bosch_subproblem *sp, uint8_t *x);

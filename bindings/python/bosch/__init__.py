@@ -1,0 +1,60 @@
+"""Python binding of libbosch (pure ctypes): training-free selection of
+sliding-window attention heads (BOSCH).
+
+The shared library is found through the environment variable
+``BOSCH_LIBRARY`` (full path to libbosch.so.0), then
+``ctypes.util.find_library('bosch')``, then the soname ``libbosch.so.0``.
+
+Masks: one entry per decision unit (layer, KV group), unit u = (u // kv_groups,
+u % kv_groups); 1 = sliding-window (SWA), 0 = full attention. Inputs accept
+bytes, sequences of ints/bools or '0'/'1' strings; results are lists of 0/1;
+candidates handed to evaluators and returned by ``Optimizer.ask()`` are bytes.
+"""
+
+from __future__ import annotations
+
+from . import _lib
+from ._lib import lib as _clib, library_path, missing_symbols, text as _text
+from .baselines import (LAYER_PATTERNS, REDUCTIONS, baseline_layers, baseline_static,
+                        baseline_static_heads)
+from .errors import (AnchorsError, BadScoreError, BoschError, BoschIOError, ErrorCode,
+                     EvaluatorError, InfeasibleError, InvalidArgumentError, NoMemoryError,
+                     NotFoundError, OptionError, StateError, StopReason, StrategyError,
+                     TooLargeError, err_name, is_error, strerror)
+from .optimizer import (STAGES, HistoryRecord, LogLevel, Optimizer, Progress, Result, Stage,
+                        Variant, stage_name, variant_name)
+from .problem import FIX_FULL, FIX_NONE, FIX_SWA, Problem, kv_saving, repair
+from .strategy import (PYTHON_EXCEPTION_STATUS, SolveResult, Strategy, Subproblem,
+                       builtin_strategies, solve_subproblem)
+from .testbed import TESTBED_PARAMS, Testbed
+
+#: Version of the loaded library (bosch_version_string).
+__version__ = _text(_clib.bosch_version_string())
+#: BOSCH_VERSION_NUMBER of the loaded library (major*10000 + minor*100 + patch).
+version_number = int(_clib.bosch_version_number())
+
+if version_number // 10000 != _lib.SUPPORTED_MAJOR:
+    raise ImportError(f"libbosch {__version__} at {library_path} has an unsupported major "
+                      f"version (this binding supports {_lib.SUPPORTED_MAJOR}.x)")
+
+__all__ = [
+    "__version__", "version_number", "library_path", "missing_symbols",
+    # problem / masks
+    "Problem", "repair", "kv_saving", "FIX_NONE", "FIX_FULL", "FIX_SWA",
+    # optimizer
+    "Optimizer", "Result", "Progress", "HistoryRecord", "Stage", "Variant", "LogLevel",
+    "STAGES", "stage_name", "variant_name",
+    # strategies
+    "Strategy", "Subproblem", "builtin_strategies", "solve_subproblem", "SolveResult",
+    "PYTHON_EXCEPTION_STATUS",
+    # baselines
+    "baseline_layers", "baseline_static", "baseline_static_heads", "LAYER_PATTERNS",
+    "REDUCTIONS",
+    # testbed
+    "Testbed", "TESTBED_PARAMS",
+    # errors
+    "BoschError", "InvalidArgumentError", "NoMemoryError", "InfeasibleError", "StateError",
+    "BadScoreError", "EvaluatorError", "OptionError", "BoschIOError", "StrategyError",
+    "AnchorsError", "TooLargeError", "NotFoundError", "ErrorCode", "StopReason", "strerror",
+    "err_name", "is_error",
+]

@@ -1,0 +1,170 @@
+"""bosch.Testbed: synthetic head-selection landscapes (testbed.h)."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+
+from ._lib import lib
+from ._masks import buffer_to_list, mask_bytes
+from .errors import ErrorCode, check_status, error_for_status
+
+__all__ = ["Testbed", "TESTBED_PARAMS"]
+
+#: Landscape parameters (bosch_testbed_set / bosch_testbed_get names).
+TESTBED_PARAMS = ("total_cost", "heavy_fraction", "layer_sensitivity", "entanglement",
+                  "backup_strength", "synergy_fraction", "cross_layer", "noise")
+
+
+class Testbed:
+    """A synthetic landscape S(z) = exp(-E(z)) (+ deterministic noise) over
+    unit masks of a `layers` x `kv_groups` model.
+
+    Keyword parameters are set in order after creation (see
+    TESTBED_PARAMS; setting one regenerates the landscape from the seed).
+
+    Use it as the evaluator of an Optimizer for a run without Python in the
+    loop: ``opt.optimize(evaluator=tb)`` or ``opt.optimize(batch_evaluator=tb)``
+    pass bosch_testbed_eval / bosch_testbed_batch_eval with this testbed as
+    user data. Calling the testbed object (``tb(mask)``) scores in Python.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, layers: int, kv_groups: int, seed: int = 0, **params):
+        self._h = None
+        for name, v in (("layers", layers), ("kv_groups", kv_groups)):
+            if int(v) != v or not 0 < int(v) <= 0xFFFFFFFF:
+                raise ValueError(f"{name} must be a positive 32-bit integer, got {v!r}")
+        if int(seed) < 0:
+            raise ValueError("seed must be >= 0")
+        h = lib.bosch_testbed_create(int(layers), int(kv_groups), int(seed))
+        if not h:
+            raise error_for_status(ErrorCode.E_INVALID,
+                                   f"bosch_testbed_create({layers}, {kv_groups}) failed: "
+                                   "zero size, more than 2^24 units, or out of memory")
+        self._h = h
+        self.layers = int(layers)
+        self.kv_groups = int(kv_groups)
+        self.seed = int(seed)
+        self._units = lib.bosch_testbed_units(h)
+        for name, value in params.items():
+            self.set(name, value)
+
+    # -- lifetime ------------------------------------------------------------------
+    def close(self) -> None:
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            lib.bosch_testbed_free(h)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def _handle(self):
+        if not self._h:
+            raise ValueError("the testbed has been closed")
+        return self._h
+
+    def __repr__(self) -> str:
+        return (f"bosch.Testbed(layers={self.layers}, kv_groups={self.kv_groups}, "
+                f"seed={self.seed})")
+
+    @property
+    def n_units(self) -> int:
+        return self._units
+
+    # -- parameters ------------------------------------------------------------------
+    def set(self, param: str, value: float) -> "Testbed":
+        """Set a landscape parameter (regenerates the landscape)."""
+        check_status(lib.bosch_testbed_set(self._handle, param.encode(), float(value)))
+        return self
+
+    def get(self, param: str) -> float:
+        """Value of a parameter; OptionError for an unknown name."""
+        v = lib.bosch_testbed_get(self._handle, param.encode())
+        if math.isnan(v):
+            raise error_for_status(ErrorCode.E_OPTION, f"unknown testbed parameter {param!r}")
+        return v
+
+    def set_params(self, **params) -> "Testbed":
+        for name, value in params.items():
+            self.set(name, value)
+        return self
+
+    @property
+    def params(self) -> dict[str, float]:
+        return {name: self.get(name) for name in TESTBED_PARAMS}
+
+    # -- scoring -------------------------------------------------------------------------
+    def score(self, mask) -> float:
+        """S(z) with noise (what a search sees)."""
+        out = ctypes.c_double()
+        check_status(lib.bosch_testbed_score(self._handle, mask_bytes(mask, self._units),
+                                             ctypes.byref(out)))
+        return out.value
+
+    __call__ = score
+
+    def score_clean(self, mask) -> float:
+        """S(z) without noise."""
+        out = ctypes.c_double()
+        check_status(lib.bosch_testbed_score_clean(self._handle, mask_bytes(mask, self._units),
+                                                   ctypes.byref(out)))
+        return out.value
+
+    def score_batch(self, masks) -> list[float]:
+        """Scores of many masks in one C call (bosch_testbed_batch_eval)."""
+        masks = list(masks)
+        n = len(masks)
+        if n == 0:
+            return []
+        data = b"".join(mask_bytes(m, self._units) for m in masks)
+        scores = (ctypes.c_double * n)()
+        check_status(lib.bosch_testbed_batch_eval(data, n, self._units, scores, self._handle))
+        return list(scores)
+
+    def unit_cost(self, unit: int) -> float:
+        """Cost c_u of unit u alone."""
+        unit = int(unit)
+        if not 0 <= unit < self._units:
+            raise IndexError(f"unit {unit} out of range [0, {self._units})")
+        return lib.bosch_testbed_unit_cost(self._handle, unit)
+
+    def unit_costs(self) -> list[float]:
+        return [lib.bosch_testbed_unit_cost(self._handle, u) for u in range(self._units)]
+
+    def interactions(self) -> list[tuple[int, int, float]]:
+        """Every interaction pair (u, v, J_uv)."""
+        out = []
+        u, v, j = ctypes.c_size_t(), ctypes.c_size_t(), ctypes.c_double()
+        for i in range(lib.bosch_testbed_interactions(self._handle)):
+            check_status(lib.bosch_testbed_interaction(self._handle, i, ctypes.byref(u),
+                                                       ctypes.byref(v), ctypes.byref(j)))
+            out.append((u.value, v.value, j.value))
+        return out
+
+    def optimum(self, problem) -> tuple[list[int], float]:
+        """Exact optimum by brute force over the masks feasible for `problem`
+        (same shape): (mask as list of 0/1, noisy score). TooLargeError beyond
+        2^26 feasible masks."""
+        buf = (ctypes.c_uint8 * self._units)()
+        score = ctypes.c_double()
+        check_status(lib.bosch_testbed_optimum(self._handle, problem._handle, buf,
+                                               ctypes.byref(score)))
+        return buffer_to_list(buf), score.value
+
+    def problem(self, ratio: float | None = None, units: int | None = None,
+                heads_per_group: int = 1):
+        """A Problem of the testbed's shape."""
+        from .problem import Problem
+        return Problem(self.layers, self.kv_groups, heads_per_group, ratio=ratio, units=units)
