@@ -70,6 +70,12 @@ BOSCH_API int bosch_set_budget(bosch_optimizer *opt, uint64_t evaluations);
  * subproblem enumerated completely) rolls over to the next subproblems. */
 BOSCH_API int bosch_set_stage_budget(bosch_optimizer *opt, int stage, uint64_t evaluations);
 BOSCH_API int bosch_set_probe_fraction(bosch_optimizer *opt, double fraction);
+/* Share of stage 3's budget (default 0.1, in [0, 1]; 0 = the paper's stage 3
+ * only) spent last on a "polish": one subproblem over all free units whose
+ * swaps may cross layers (so per-layer ratios can still change), within the
+ * layer bounds, starting from the committed mask. Its evaluations count as
+ * stage 3. Not used by the probe-only and layer-level variants. */
+BOSCH_API int bosch_set_polish_fraction(bosch_optimizer *opt, double fraction);
 /* Wall-clock limit in seconds, checked between batches (0 = none, default).
  * A run cut by time is not reproducible, by nature. */
 BOSCH_API int bosch_set_time_limit(bosch_optimizer *opt, double seconds);
@@ -100,7 +106,8 @@ BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_al
 
 /* String interface for bindings and config files. Names and values:
  *   seed (uint64), budget (uint64), probe_budget, group_budget (uint64),
- *   probe_fraction (0..1), time_limit (seconds), alpha, group_cap,
+ *   probe_fraction (0..1), polish_fraction (0..1), time_limit (seconds),
+ *   alpha, group_cap,
  *   batch_size, ratio_spread, variant (full|probe-only|group-only|layer-level),
  *   strategy, probe_strategy, group_strategy (a built-in strategy name).
  * BOSCH_E_OPTION for unknown names or unparsable values. */

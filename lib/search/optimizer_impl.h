@@ -19,6 +19,7 @@ enum step {
     STEP_PROBE,   /* stage 1, one layer after the other, top down */
     STEP_ALLOC,   /* stage 2: allocate ratios, evaluate the start mask */
     STEP_GROUP,   /* stage 3, one chunk after the other */
+    STEP_POLISH,  /* stage 3's last part: swaps across all layers [ours] */
     STEP_LAYERS,  /* layer-level variant */
     STEP_FINISHED
 };
@@ -26,7 +27,7 @@ enum step {
 struct options {
     uint64_t seed, budget;
     uint64_t probe_budget, group_budget; /* 0 = derived */
-    double probe_fraction, time_limit, alpha, spread;
+    double probe_fraction, polish_fraction, time_limit, alpha, spread;
     uint32_t group_cap, batch;
     int variant;
     bosch_strategy *strategy[BOSCH_STAGE_COUNT]; /* PROBE and GROUP used; NULL = auto */
@@ -50,6 +51,7 @@ struct plan {
     double *weight;       /* stage 2: per-layer difficulty in [0, 1] */
     uint64_t probe_budget, group_budget, probe_used, group_used;
     uint32_t layer;       /* stage 1: current layer (counts down) */
+    int polished;         /* the polish subproblem has run */
     uint32_t *chunk_start, nchunks, chunk; /* stage 3: chunks of layers */
     uint32_t *chunk_layers;
     size_t group_vars_left;

@@ -68,6 +68,15 @@ int bosch_set_probe_fraction(bosch_optimizer *opt, double fraction)
     return BOSCH_OK;
 }
 
+int bosch_set_polish_fraction(bosch_optimizer *opt, double fraction)
+{
+    GUARD(opt);
+    if (!(fraction >= 0.0 && fraction <= 1.0))
+        return bad_value(opt, "polish_fraction (0..1)");
+    opt->o.polish_fraction = fraction;
+    return BOSCH_OK;
+}
+
 int bosch_set_time_limit(bosch_optimizer *opt, double seconds)
 {
     GUARD(opt);
@@ -209,6 +218,7 @@ static const struct option_def defs[] = {
     {"time_limit", K_DOUBLE, 1},
     {"alpha", K_DOUBLE, 2},
     {"ratio_spread", K_DOUBLE, 3},
+    {"polish_fraction", K_DOUBLE, 4},
     {"group_cap", K_U32, 0},
     {"batch_size", K_U32, 1},
     {"variant", K_VARIANT, 0},
@@ -267,8 +277,10 @@ int bosch_set_option(bosch_optimizer *opt, const char *name, const char *value)
             return bosch_set_time_limit(opt, x);
         case 2:
             return bosch_set_alpha(opt, x);
-        default:
+        case 3:
             return bosch_set_ratio_spread(opt, x);
+        default:
+            return bosch_set_polish_fraction(opt, x);
         }
     case K_VARIANT:
         for (int v = 0; v <= BOSCH_VARIANT_LAYER_LEVEL; v++)
@@ -314,7 +326,8 @@ int bosch_get_option(const bosch_optimizer *opt, const char *name, char *buf, si
         double v = d->arg == 0 ? o->probe_fraction
                    : d->arg == 1 ? o->time_limit
                    : d->arg == 2 ? o->alpha
-                                 : o->spread;
+                   : d->arg == 3 ? o->spread
+                                 : o->polish_fraction;
         snprintf(tmp, sizeof tmp, "%.17g", v);
         break;
     }

@@ -474,7 +474,8 @@ static int plan_chunks(bosch_optimizer *opt)
     pl->chunk_start[pl->nchunks] = n;
     pl->chunk = 0;
     uint64_t left = opt_budget_left(opt);
-    pl->group_budget = opt->o.group_budget && opt->o.group_budget < left ? opt->o.group_budget : left;
+    uint64_t total = opt->o.group_budget && opt->o.group_budget < left ? opt->o.group_budget : left;
+    pl->group_budget = total - (uint64_t)floor(opt->o.polish_fraction * (double)total);
     pl->group_used = 0;
     free(keys);
     free(gw);
@@ -493,7 +494,7 @@ static int step_group(bosch_optimizer *opt)
         if (rc < 0)
             return rc;
         if (pl->nchunks == 0) {
-            opt->step = STEP_FINISHED;
+            opt->step = STEP_POLISH;
             return 0;
         }
     }
@@ -509,7 +510,7 @@ static int step_group(bosch_optimizer *opt)
             opt_emit_progress(opt);
         }
         if (pl->chunk >= pl->nchunks) {
-            opt->step = STEP_FINISHED;
+            opt->step = STEP_POLISH;
             return 0;
         }
         if (opt_budget_left(opt) == 0)
@@ -536,6 +537,80 @@ static int step_group(bosch_optimizer *opt)
         if (rc < 0)
             return rc;
     }
+}
+
+/* Stage 3's polish [ours]: the per-layer counts fixed by stage 2 are a
+ * guess; the last `polish_fraction` of stage 3's budget searches all free
+ * units in one block (so swaps may cross layers), each candidate repaired to
+ * the layer bounds, starting from the committed mask. */
+static int step_polish(bosch_optimizer *opt)
+{
+    const bosch_problem *p = opt->prob;
+    struct plan *pl = &opt->plan;
+    if (!opt->run_active) {
+        if (pl->polished || opt->o.polish_fraction <= 0.0 || opt_budget_left(opt) == 0) {
+            opt->step = STEP_FINISHED;
+            return 0;
+        }
+        pl->polished = 1;
+        size_t n = 0, fixed_swa = 0;
+        size_t *vunits = malloc(p->units * sizeof *vunits);
+        size_t *vstart = malloc((p->units + 1) * sizeof *vstart);
+        uint32_t *block_of = calloc(p->units, sizeof *block_of);
+        bosch_subproblem *sp = NULL;
+        if (vunits && vstart && block_of) {
+            for (size_t u = 0; u < p->units; u++) {
+                fixed_swa += p->fix[u] == BOSCH_FIX_SWA;
+                if (p->fix[u] == BOSCH_FIX_NONE) {
+                    vstart[n] = n;
+                    vunits[n++] = u;
+                }
+            }
+            vstart[n] = n;
+            uint32_t count = (uint32_t)(pl->target - fixed_swa);
+            if (n > 0 && count > 0 && count < n)
+                sp = subproblem_new(n, 1, block_of, &count, p->units, pl->work, vstart, vunits,
+                                    opt->o.seed, ((uint64_t)BOSCH_STAGE_GROUP << 32) | 0xffffffffu);
+            if (sp) {
+                sp->repair_prio = malloc(p->units * sizeof *sp->repair_prio);
+                sp->global_repair = p;
+                if (!sp->repair_prio) {
+                    bosch_subproblem_free(sp);
+                    sp = NULL;
+                    n = 0;
+                }
+            }
+        }
+        free(vunits);
+        free(vstart);
+        free(block_of);
+        if (!sp) {
+            if (n == 0 || pl->target - fixed_swa == 0 || pl->target - fixed_swa >= n) {
+                opt->step = STEP_FINISHED; /* a single possible mask */
+                return 0;
+            }
+            return opt_fail(opt, BOSCH_E_NOMEM, "out of memory");
+        }
+        if (pl->work_record >= 0) {
+            subproblem_restrict(sp, pl->work, sp->inc);
+            sp->inc_value = opt_objective_of(opt, (size_t)pl->work_record);
+            sp->inc_record = pl->work_record;
+            sp->has_inc = 1;
+        }
+        opt_log(opt, BOSCH_LOG_INFO, "stage 3 polish over %zu free units, budget %llu", n,
+                (unsigned long long)opt_budget_left(opt));
+        int rc = start_subproblem(opt, sp, opt_budget_left(opt), BOSCH_STAGE_GROUP);
+        if (rc < 0)
+            return rc;
+    }
+    int n = pull_runner(opt);
+    if (n != 0)
+        return n;
+    commit_incumbent(opt);
+    drop_subproblem(opt);
+    opt->step = STEP_FINISHED;
+    opt_emit_progress(opt);
+    return 0;
 }
 
 /* ---- layer-level variant ------------------------------------------------------ */
@@ -644,6 +719,9 @@ int stages_next_batch(bosch_optimizer *opt)
             break;
         case STEP_GROUP:
             n = step_group(opt);
+            break;
+        case STEP_POLISH:
+            n = step_polish(opt);
             break;
         case STEP_LAYERS:
             n = step_layers(opt);
