@@ -50,6 +50,7 @@ struct plan {
     double *pref;         /* stage 1: per-unit preference (mean score when SWA) */
     double *weight;       /* stage 2: per-layer difficulty in [0, 1] */
     uint64_t probe_budget, group_budget, probe_used, group_used;
+    uint64_t group_total; /* stage 3 including its polish */
     uint32_t layer;       /* stage 1: current layer (counts down) */
     int polished;         /* the polish subproblem has run */
     uint32_t *chunk_start, nchunks, chunk; /* stage 3: chunks of layers */

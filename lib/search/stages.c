@@ -475,6 +475,7 @@ static int plan_chunks(bosch_optimizer *opt)
     pl->chunk = 0;
     uint64_t left = opt_budget_left(opt);
     uint64_t total = opt->o.group_budget && opt->o.group_budget < left ? opt->o.group_budget : left;
+    pl->group_total = total;
     pl->group_budget = total - (uint64_t)floor(opt->o.polish_fraction * (double)total);
     pl->group_used = 0;
     free(keys);
@@ -548,7 +549,10 @@ static int step_polish(bosch_optimizer *opt)
     const bosch_problem *p = opt->prob;
     struct plan *pl = &opt->plan;
     if (!opt->run_active) {
-        if (pl->polished || opt->o.polish_fraction <= 0.0 || opt_budget_left(opt) == 0) {
+        /* What stage 3's chunks left of its budget, polish share included. */
+        uint64_t budget = pl->group_total > pl->group_used ? pl->group_total - pl->group_used : 0;
+        if (pl->polished || opt->o.polish_fraction <= 0.0 || budget == 0 ||
+            opt_budget_left(opt) == 0) {
             opt->step = STEP_FINISHED;
             return 0;
         }
@@ -598,14 +602,15 @@ static int step_polish(bosch_optimizer *opt)
             sp->has_inc = 1;
         }
         opt_log(opt, BOSCH_LOG_INFO, "stage 3 polish over %zu free units, budget %llu", n,
-                (unsigned long long)opt_budget_left(opt));
-        int rc = start_subproblem(opt, sp, opt_budget_left(opt), BOSCH_STAGE_GROUP);
+                (unsigned long long)budget);
+        int rc = start_subproblem(opt, sp, budget, BOSCH_STAGE_GROUP);
         if (rc < 0)
             return rc;
     }
     int n = pull_runner(opt);
     if (n != 0)
         return n;
+    pl->group_used += opt->sp->used;
     commit_incumbent(opt);
     drop_subproblem(opt);
     opt->step = STEP_FINISHED;
