@@ -94,7 +94,7 @@ static const struct method methods[] = {
     {"layers INTR", K_LAYERS, {{0}}, BOSCH_LAYERS_INTR, 0},
     {"layers BME", K_LAYERS, {{0}}, BOSCH_LAYERS_BME, 0},
     /* Settings sweep around the default (auto, ratio_spread 0.5,
-     * probe_fraction 0.3, polish_fraction 0.1, group_cap 48). */
+     * probe_fraction 0.5, polish_fraction 0.5, group_cap 48). */
     {"auto, ratio_spread=0", K_BOSCH, {{"ratio_spread", "0"}}, 0, 1},
     {"auto, ratio_spread=0.25", K_BOSCH, {{"ratio_spread", "0.25"}}, 0, 1},
     {"auto, ratio_spread=0.75", K_BOSCH, {{"ratio_spread", "0.75"}}, 0, 1},
@@ -624,9 +624,9 @@ static void print_overall(void)
            "(1e-9) / below BOSCH auto's.\n\n");
     print_overall_rows(0);
     printf("## Settings sweep (BOSCH auto with one option changed)\n\n");
-    printf("Defaults: ratio_spread 0.5, probe_fraction 0.3, polish_fraction 0.1, group_cap 48, "
+    printf("Defaults: ratio_spread 0.5, probe_fraction 0.5, polish_fraction 0.5, group_cap 48, "
            "strategy auto "
-           "(= exhaustive when a subproblem fits its budget, else \"ea\"). Same columns as "
+           "(= exhaustive when a subproblem fits its budget, else \"swap\"). Same columns as "
            "above.\n\n");
     print_overall_rows(1);
 }

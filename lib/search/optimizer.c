@@ -26,8 +26,8 @@ bosch_optimizer *bosch_create(const bosch_problem *problem)
         return NULL;
     opt->prob = bosch_problem_clone(problem);
     opt->o.budget = 1000;
-    opt->o.probe_fraction = 0.3;
-    opt->o.polish_fraction = 0.1;
+    opt->o.probe_fraction = 0.5;
+    opt->o.polish_fraction = 0.5;
     opt->o.alpha = 1.0;
     opt->o.spread = 0.5;
     opt->o.group_cap = 48;

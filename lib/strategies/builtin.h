@@ -17,7 +17,7 @@ extern const size_t builtin_strategy_count;
 
 /* What "auto" uses when a subproblem is too large to enumerate (chosen from
  * bench/ results; see docs/strategies.md). */
-#define BOSCH_DEFAULT_STRATEGY "ea"
+#define BOSCH_DEFAULT_STRATEGY "swap"
 
 /* Defined in each strategy's file. */
 extern const struct builtin_strategy strategy_exhaustive, strategy_random, strategy_swap,
