@@ -108,7 +108,9 @@ BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_al
  *   seed (uint64), budget (uint64), probe_budget, group_budget (uint64),
  *   probe_fraction (0..1), polish_fraction (0..1), time_limit (seconds),
  *   alpha, group_cap,
- *   batch_size, ratio_spread, variant (full|probe-only|group-only|layer-level),
+ *   batch_size, ratio_spread, threads, journal (a path, mode AUTO),
+ *   journal_sync (0|1),
+ *   variant (full|probe-only|group-only|layer-level),
  *   strategy, probe_strategy, group_strategy (a built-in strategy name).
  * BOSCH_E_OPTION for unknown names or unparsable values. */
 BOSCH_API int bosch_set_option(bosch_optimizer *opt, const char *name, const char *value);
@@ -146,6 +148,14 @@ BOSCH_API uint32_t bosch_progress_layers(const bosch_progress *p);
 /* Per-layer SWA ratios of the current working mask; `out` has `n` entries. */
 BOSCH_API int bosch_progress_layer_ratios(const bosch_progress *p, double *out, size_t n);
 BOSCH_API double bosch_progress_elapsed(const bosch_progress *p); /* seconds */
+/* Evaluations per second of this process (journal replays excluded); NaN
+ * before the first evaluation. */
+BOSCH_API double bosch_progress_rate(const bosch_progress *p);
+/* Estimated seconds until the budget is spent at the current rate (the run
+ * may finish earlier when stages complete); NaN when unknown. */
+BOSCH_API double bosch_progress_eta(const bosch_progress *p);
+/* Evaluations answered from a resumed journal so far. */
+BOSCH_API uint64_t bosch_progress_replayed(const bosch_progress *p);
 
 /* ------------------------------------------------------------------------ */
 /* Evaluation, way 1: callbacks                                              */
@@ -174,6 +184,49 @@ BOSCH_API int bosch_optimize(bosch_optimizer *opt);
  * in progress). Safe from any thread and from inside callbacks. */
 BOSCH_API void bosch_force_stop(bosch_optimizer *opt);
 
+/* Concurrent evaluation (callback mode). Up to `threads` candidates of a
+ * batch are evaluated at once on worker threads (default 1, 1..256). The
+ * single-candidate evaluator is called concurrently only when declared
+ * thread-safe below; otherwise calls are serialised. The batch evaluator
+ * always receives the whole batch in one call (one big batch suits a GPU).
+ * Results never depend on `threads`: a batch is observed in proposal order
+ * once all its scores are known. May be set before the search starts. */
+BOSCH_API int bosch_set_threads(bosch_optimizer *opt, uint32_t threads);
+/* Declares whether the single-candidate evaluator may run on several
+ * threads at once (default 0 = no). */
+BOSCH_API int bosch_set_evaluator_thread_safe(bosch_optimizer *opt, int thread_safe);
+
+/* ------------------------------------------------------------------------ */
+/* Journal: crash-safe record of every evaluation, exact resume              */
+/* ------------------------------------------------------------------------ */
+enum bosch_journal_mode {
+    BOSCH_JOURNAL_CREATE = 0, /* start a new journal (an existing file is replaced) */
+    BOSCH_JOURNAL_RESUME = 1, /* the file must exist: replay it, then append */
+    BOSCH_JOURNAL_AUTO = 2    /* resume when the file exists, else create */
+};
+/* Journals every finished evaluation (mask, score, stage, wall time) to
+ * `path`, a sequence of checksummed zstd frames, each written with one
+ * write() as soon as the evaluation is told; the first frame records the
+ * library version, problem and every option that affects the result.
+ * Resuming replays journaled scores instead of calling the evaluator (or,
+ * in ask/tell mode, instead of handing those candidates out), so a resumed
+ * run ends with the same result, history and evaluation count as an
+ * uninterrupted one. The journal is opened and checked by the first
+ * bosch_ask()/bosch_optimize(), which then fail with:
+ *   BOSCH_E_MISMATCH  other version, shape, constraints or options (the
+ *                     message names each field that differs; time_limit
+ *                     and threads may differ);
+ *   BOSCH_E_CORRUPT   a damaged frame followed by more data, or not a journal;
+ *   BOSCH_E_IO        the file cannot be read or written.
+ * A damaged or truncated *last* frame (a write cut by a crash) is dropped
+ * and the file truncated to its valid prefix; its evaluation is redone.
+ * An evaluation in flight when the process dies is redone too. `path` is
+ * copied; NULL disables journaling. */
+BOSCH_API int bosch_set_journal(bosch_optimizer *opt, const char *path, int mode);
+/* When non-zero, fdatasync() after every journal write (survives power
+ * loss, not only a killed process; slower). Default 0. */
+BOSCH_API int bosch_set_journal_sync(bosch_optimizer *opt, int sync);
+
 /* The non-zero value the host evaluator returned (0 if it never failed). */
 BOSCH_API int bosch_evaluator_status(const bosch_optimizer *opt);
 
@@ -181,6 +234,8 @@ BOSCH_API int bosch_evaluator_status(const bosch_optimizer *opt);
 /* Evaluation, way 2: ask/tell                                               */
 /* ------------------------------------------------------------------------ */
 /* Prepares the next batch of candidates and stores its size in *n.
+ * Candidates answered from a resumed journal are not handed out: *n counts
+ * only those that need scores, indexed 0..n-1.
  * Returns BOSCH_OK with *n > 0 when candidates wait for scores; a positive
  * enum bosch_stop with *n == 0 when the search has ended; a negative error
  * otherwise (the search then ends too, keeping the best so far). Calling ask
@@ -232,15 +287,21 @@ BOSCH_API double bosch_result_kv_saving(const bosch_result *r, uint64_t context,
 /* Evaluations done in one stage, or in all stages for stage = -1. */
 BOSCH_API uint64_t bosch_result_evaluations(const bosch_result *r, int stage);
 
+/* Evaluations answered from a resumed journal (included in the counts above). */
+BOSCH_API uint64_t bosch_result_replayed(const bosch_result *r);
+
 /* Evaluation history, in evaluation order. */
 BOSCH_API size_t bosch_result_history_size(const bosch_result *r);
 /* Record i: its mask (units bytes, may be NULL), raw score, stage. Any
  * output pointer may be NULL. */
 BOSCH_API int bosch_result_history_entry(const bosch_result *r, size_t i, uint8_t *mask,
                                          double *score, int *stage);
+/* Wall time of evaluation i in seconds (evaluator call, or ask-to-tell
+ * time in ask/tell mode); NaN when unknown or i is out of range. */
+BOSCH_API double bosch_result_history_wall(const bosch_result *r, size_t i);
 /* Writes the history as JSON Lines, one object per evaluation:
  *   {"eval":0,"stage":"anchors","score":0.93,"normalized":1.0,
- *    "swa_units":0,"mask":"0000..."}
+ *    "swa_units":0,"wall_s":0.02,"mask":"0000..."}
  * ("mask" is one character per unit, '1' = SWA). */
 BOSCH_API int bosch_result_write_history(const bosch_result *r, const char *path);
 
