@@ -75,7 +75,7 @@ enum bosch_error {
     BOSCH_E_ANCHORS = -10,    /* S_full <= S_allSWA: scores cannot be normalised */
     BOSCH_E_TOO_LARGE = -11,  /* instance too large for the requested exact method */
     BOSCH_E_NOT_FOUND = -12,  /* no such item (name, index, result) */
-    BOSCH_E_CORRUPT = -13,    /* journal damaged before its last frame, or not a journal */
+    BOSCH_E_CORRUPT = -13,    /* journal damaged (not merely cut short), or not a journal */
     BOSCH_E_MISMATCH = -14    /* journal written with other settings or another version */
 };
 

@@ -216,10 +216,11 @@ enum bosch_journal_mode {
  *   BOSCH_E_MISMATCH  other version, shape, constraints or options (the
  *                     message names each field that differs; time_limit
  *                     and threads may differ);
- *   BOSCH_E_CORRUPT   a damaged frame followed by more data, or not a journal;
+ *   BOSCH_E_CORRUPT   a damaged frame (bit flips, bad checksum or zstd
+ *                     data, anywhere), or not a journal;
  *   BOSCH_E_IO        the file cannot be read or written.
- * A damaged or truncated *last* frame (a write cut by a crash) is dropped
- * and the file truncated to its valid prefix; its evaluation is redone.
+ * A last frame cut short (a write interrupted by a crash) is dropped and the
+ * file truncated to its valid prefix; its evaluation is redone.
  * An evaluation in flight when the process dies is redone too. `path` is
  * copied; NULL disables journaling. */
 BOSCH_API int bosch_set_journal(bosch_optimizer *opt, const char *path, int mode);
