@@ -23,6 +23,7 @@ void store_free(bosch_store *s)
 {
     free(s->masks);
     free(s->scores);
+    free(s->walls);
     free(s->stages);
     free(s->eligible);
     free(s->slots);
@@ -43,10 +44,11 @@ int store_copy(bosch_store *dst, const bosch_store *src)
     dst->cap = src->n;
     dst->masks = dup_bytes(src->masks, src->n * src->words * sizeof *src->masks);
     dst->scores = dup_bytes(src->scores, src->n * sizeof *src->scores);
+    dst->walls = dup_bytes(src->walls, src->n * sizeof *src->walls);
     dst->stages = dup_bytes(src->stages, src->n);
     dst->eligible = dup_bytes(src->eligible, src->n);
     dst->slots = dup_bytes(src->slots, src->tcap * sizeof *src->slots);
-    if (!dst->masks || !dst->scores || !dst->stages || !dst->eligible || !dst->slots) {
+    if (!dst->masks || !dst->scores || !dst->walls || !dst->stages || !dst->eligible || !dst->slots) {
         store_free(dst);
         return BOSCH_E_NOMEM;
     }
@@ -100,6 +102,10 @@ static int grow_records(bosch_store *s)
     if (!sc)
         return BOSCH_E_NOMEM;
     s->scores = sc;
+    double *wl = realloc(s->walls, ncap * sizeof *wl);
+    if (!wl)
+        return BOSCH_E_NOMEM;
+    s->walls = wl;
     int8_t *st = realloc(s->stages, ncap);
     if (!st)
         return BOSCH_E_NOMEM;
@@ -112,7 +118,8 @@ static int grow_records(bosch_store *s)
     return BOSCH_OK;
 }
 
-int64_t store_add(bosch_store *s, const uint64_t *packed, double score, int stage, int eligible)
+int64_t store_add(bosch_store *s, const uint64_t *packed, double score, int stage, int eligible,
+                  double wall)
 {
     int rc;
     if (s->n == s->cap && (rc = grow_records(s)) < 0)
@@ -123,6 +130,7 @@ int64_t store_add(bosch_store *s, const uint64_t *packed, double score, int stag
     size_t r = s->n;
     memcpy(s->masks + r * s->words, packed, s->words * sizeof *packed);
     s->scores[r] = score;
+    s->walls[r] = wall;
     s->stages[r] = (int8_t)stage;
     s->eligible[r] = (uint8_t)(eligible != 0);
     size_t i = slot_of(s, packed);

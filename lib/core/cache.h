@@ -12,6 +12,7 @@ typedef struct bosch_store {
     size_t n, cap;
     uint64_t *masks;  /* n * words */
     double *scores;   /* raw scores */
+    double *walls;    /* wall time of each evaluation in seconds (NaN = unknown) */
     int8_t *stages;   /* enum bosch_stage */
     uint8_t *eligible; /* 1 = may be returned as the final answer */
     size_t tcap;      /* hash table capacity, a power of two */
@@ -26,7 +27,8 @@ int store_copy(bosch_store *dst, const bosch_store *src);
 int64_t store_find(const bosch_store *s, const uint64_t *packed);
 /* Appends a record; returns its index or BOSCH_E_NOMEM. The mask must not
  * be in the store yet. */
-int64_t store_add(bosch_store *s, const uint64_t *packed, double score, int stage, int eligible);
+int64_t store_add(bosch_store *s, const uint64_t *packed, double score, int stage, int eligible,
+                  double wall);
 
 static inline const uint64_t *store_mask(const bosch_store *s, size_t i)
 {

@@ -32,6 +32,8 @@ static json_object *record_json(const bosch_result *r, size_t i, char *maskbuf)
     else
         json_object_object_add(o, "normalized", NULL);
     json_object_object_add(o, "swa_units", json_object_new_int64((int64_t)swa));
+    double wall = r->hist.walls[i];
+    json_object_object_add(o, "wall_s", isfinite(wall) ? json_object_new_double(wall) : NULL);
     json_object_object_add(o, "mask", json_object_new_string(maskbuf));
     return o;
 }

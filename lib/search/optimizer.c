@@ -33,11 +33,23 @@ bosch_optimizer *bosch_create(const bosch_problem *problem)
     opt->o.group_cap = 48;
     opt->o.batch = 8;
     opt->o.variant = BOSCH_VARIANT_FULL;
+    opt->o.threads = 1;
     opt->o.strategy[BOSCH_STAGE_PROBE] = bosch_strategy_builtin("auto");
     opt->o.strategy[BOSCH_STAGE_GROUP] = bosch_strategy_builtin("auto");
     opt->best_record = -1;
     opt->best_any_record = -1;
     atomic_init(&opt->stop_requested, 0);
+    if (uv_mutex_init(&opt->mu) != 0) {
+        bosch_problem_free(opt->prob);
+        free(opt);
+        return NULL;
+    }
+    if (uv_mutex_init(&opt->eval_mu) != 0) {
+        uv_mutex_destroy(&opt->mu);
+        bosch_problem_free(opt->prob);
+        free(opt);
+        return NULL;
+    }
     if (!opt->prob || !opt->o.strategy[BOSCH_STAGE_PROBE] || !opt->o.strategy[BOSCH_STAGE_GROUP] ||
         store_init(&opt->store, problem->units) < 0) {
         bosch_destroy(opt);
@@ -51,6 +63,15 @@ void bosch_destroy(bosch_optimizer *opt)
     if (!opt)
         return;
     stages_free(opt);
+    pool_destroy(opt->workers);
+    journal_close(opt->jn);
+    if (opt->replay.slots)
+        store_free(&opt->replay);
+    free(opt->o.journal_path);
+    free(opt->host_idx);
+    free(opt->pend_wall);
+    uv_mutex_destroy(&opt->mu);
+    uv_mutex_destroy(&opt->eval_mu);
     for (int s = 0; s < BOSCH_STAGE_COUNT; s++)
         bosch_strategy_free(opt->o.strategy[s]);
     store_free(&opt->store);
@@ -132,6 +153,14 @@ int opt_reserve_pending(bosch_optimizer *opt, size_t n)
     if (!rec)
         return BOSCH_E_NOMEM;
     opt->pend_record = rec;
+    double *wall = realloc(opt->pend_wall, cap * sizeof *wall);
+    if (!wall)
+        return BOSCH_E_NOMEM;
+    opt->pend_wall = wall;
+    size_t *hidx = realloc(opt->host_idx, cap * sizeof *hidx);
+    if (!hidx)
+        return BOSCH_E_NOMEM;
+    opt->host_idx = hidx;
     opt->pend_cap = cap;
     return BOSCH_OK;
 }
@@ -162,7 +191,8 @@ static int store_told(bosch_optimizer *opt)
         const uint8_t *m = opt->pend + i * p->units;
         int eligible = bosch_mask_is_feasible(p, m);
         bitset_pack(m, p->units, packed);
-        int64_t rec = store_add(&opt->store, packed, opt->pend_score[i], opt->pend_stage, eligible);
+        int64_t rec = store_add(&opt->store, packed, opt->pend_score[i], opt->pend_stage, eligible,
+                                opt->pend_wall[i]);
         if (rec < 0) {
             free(packed);
             return (int)rec;
@@ -190,6 +220,7 @@ int opt_fail(bosch_optimizer *opt, int code, const char *fmt, ...)
     if (opt->npend && opt->ntold && store_told(opt) == BOSCH_OK)
         update_best_of_batch(opt, opt->npend);
     opt->npend = 0;
+    opt->nhost = 0;
     if (opt->status == 0)
         opt->status = code;
     opt_log(opt, BOSCH_LOG_ERROR, "%s", opt->err);
@@ -202,19 +233,23 @@ static int stop_run(bosch_optimizer *opt, int reason)
     if (opt->npend && opt->ntold && store_told(opt) == BOSCH_OK)
         update_best_of_batch(opt, opt->npend);
     opt->npend = 0;
+    opt->nhost = 0;
     opt->status = reason;
     opt_log(opt, BOSCH_LOG_INFO, "%s", bosch_strerror(reason));
     opt_emit_progress(opt);
     return reason;
 }
 
-static int complete_batch(bosch_optimizer *opt)
+int opt_complete_batch(bosch_optimizer *opt)
 {
+    if (opt->journal_failed)
+        return opt_fail(opt, BOSCH_E_IO, "cannot append to journal '%s'", opt->o.journal_path);
     int rc = store_told(opt);
     if (rc < 0)
         return opt_fail(opt, rc, "out of memory storing evaluations");
     size_t n = opt->npend;
     opt->npend = 0;
+    opt->nhost = 0;
     rc = stages_batch_done(opt);
     if (rc < 0)
         return rc;
@@ -231,11 +266,81 @@ static int start_run(bosch_optimizer *opt)
     opt->started = 1;
     opt->t0 = opt_now();
     opt->step = STEP_ANCHORS;
+    if (opt->o.journal_path) {
+        char *header = opt_journal_header(opt);
+        if (!header)
+            return opt_fail(opt, BOSCH_E_NOMEM, "out of memory");
+        if (store_init(&opt->replay, opt->prob->units) < 0) {
+            free(header);
+            return opt_fail(opt, BOSCH_E_NOMEM, "out of memory");
+        }
+        char err[sizeof opt->err];
+        int dropped = 0;
+        int rc = journal_open(&opt->jn, opt->o.journal_path, opt->o.journal_mode,
+                              opt->o.journal_sync, header, &opt->replay, &dropped, err, sizeof err);
+        free(header);
+        if (rc != BOSCH_OK)
+            return opt_fail(opt, rc, "%s", err);
+        opt->replay_active = opt->replay.n > 0;
+        opt_log(opt, BOSCH_LOG_INFO, "journal '%s': %zu evaluations to replay%s",
+                opt->o.journal_path, opt->replay.n,
+                dropped ? " (a cut-short last frame was dropped)" : "");
+    }
     if (opt->o.anchors_given) {
         opt->s_full = opt->o.s_full;
         opt->s_swa = opt->o.s_swa;
         opt->anchors_known = 1;
     }
+    return BOSCH_OK;
+}
+
+void opt_record_told(bosch_optimizer *opt, size_t b, double score, double wall, int replayed)
+{
+    opt->pend_told[b] = 1;
+    opt->pend_score[b] = score;
+    opt->pend_wall[b] = wall;
+    opt->ntold++;
+    if (replayed) {
+        opt->replayed++;
+        return;
+    }
+    opt->fresh++;
+    if (opt->jn && !opt->journal_failed) {
+        uint64_t packed[64], *pk = opt->store.words <= 64 ? packed : malloc(opt->store.words * 8);
+        if (!pk) {
+            opt->journal_failed = 1;
+            return;
+        }
+        bitset_pack(opt->pend + b * opt->prob->units, opt->prob->units, pk);
+        if (journal_append(opt->jn, opt->pend_stage, score, wall, pk, opt->store.words) != BOSCH_OK)
+            opt->journal_failed = 1;
+        if (pk != packed)
+            free(pk);
+    }
+}
+
+/* Answers the candidates a resumed journal already holds, then lists the
+ * rest for the host. */
+static int answer_from_journal(bosch_optimizer *opt)
+{
+    size_t units = opt->prob->units;
+    opt->nhost = 0;
+    uint64_t packed[64], *pk = packed;
+    if (opt->replay_active && opt->store.words > 64 && !(pk = malloc(opt->store.words * 8)))
+        return BOSCH_E_NOMEM;
+    for (size_t b = 0; b < opt->npend; b++) {
+        if (opt->replay_active) {
+            bitset_pack(opt->pend + b * units, units, pk);
+            int64_t r = store_find(&opt->replay, pk);
+            if (r >= 0) {
+                opt_record_told(opt, b, opt->replay.scores[r], opt->replay.walls[r], 1);
+                continue;
+            }
+        }
+        opt->host_idx[opt->nhost++] = b;
+    }
+    if (pk != packed)
+        free(pk);
     return BOSCH_OK;
 }
 
@@ -246,36 +351,48 @@ int bosch_ask(bosch_optimizer *opt, size_t *n)
     *n = 0;
     if (!opt->started && opt->status == 0 && start_run(opt) < 0)
         return opt->status;
-    if (opt->status != 0)
-        return opt->status;
-    if (atomic_load(&opt->stop_requested))
-        return stop_run(opt, BOSCH_FORCED_STOP);
-    if (opt->npend) {
-        *n = opt->npend;
+    for (;;) {
+        if (opt->status != 0)
+            return opt->status;
+        if (atomic_load(&opt->stop_requested))
+            return stop_run(opt, BOSCH_FORCED_STOP);
+        if (opt->npend) {
+            *n = opt->nhost;
+            return BOSCH_OK;
+        }
+        if (opt->o.time_limit > 0 && opt_now() - opt->t0 >= opt->o.time_limit)
+            return stop_run(opt, BOSCH_TIME_REACHED);
+        int rc = stages_next_batch(opt);
+        if (rc < 0)
+            return opt->status ? opt->status : rc;
+        if (rc == 0)
+            return opt->status;
+        opt->npend = (size_t)rc;
+        opt->ntold = 0;
+        memset(opt->pend_told, 0, opt->npend);
+        rc = answer_from_journal(opt);
+        if (rc < 0)
+            return opt_fail(opt, rc, "out of memory");
+        if (opt->nhost == 0) { /* all replayed: on to the next batch */
+            rc = opt_complete_batch(opt);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        opt->batch_t0 = opt_now();
+        *n = opt->nhost;
         return BOSCH_OK;
     }
-    if (opt->o.time_limit > 0 && opt_now() - opt->t0 >= opt->o.time_limit)
-        return stop_run(opt, BOSCH_TIME_REACHED);
-    int rc = stages_next_batch(opt);
-    if (rc < 0)
-        return opt->status ? opt->status : rc;
-    if (rc == 0)
-        return opt->status;
-    opt->npend = (size_t)rc;
-    opt->ntold = 0;
-    memset(opt->pend_told, 0, opt->npend);
-    *n = opt->npend;
-    return BOSCH_OK;
 }
 
 int bosch_candidate(const bosch_optimizer *opt, size_t i, uint8_t *mask)
 {
     if (!opt || !mask)
         return BOSCH_E_INVALID;
-    if (i >= opt->npend)
+    if (i >= opt->nhost)
         return refuse((bosch_optimizer *)opt, BOSCH_E_INVALID,
-                      "candidate %zu does not exist (pending batch holds %zu)", i, opt->npend);
-    memcpy(mask, opt->pend + i * opt->prob->units, opt->prob->units);
+                      "candidate %zu does not exist (pending batch holds %zu)", i, opt->nhost);
+    memcpy(mask, opt->pend + opt->host_idx[i] * opt->prob->units, opt->prob->units);
     return BOSCH_OK;
 }
 
@@ -292,10 +409,10 @@ static int check_told(bosch_optimizer *opt, size_t i)
 {
     if (opt->status != 0)
         return refuse(opt, BOSCH_E_STATE, "the search has ended (%s)", bosch_err_name(opt->status));
-    if (i >= opt->npend)
+    if (i >= opt->nhost)
         return refuse(opt, BOSCH_E_INVALID, "candidate %zu is not pending (batch of %zu)", i,
-                      opt->npend);
-    if (opt->pend_told[i])
+                      opt->nhost);
+    if (opt->pend_told[opt->host_idx[i]])
         return refuse(opt, BOSCH_E_STATE, "candidate %zu was already told", i);
     return BOSCH_OK;
 }
@@ -310,10 +427,9 @@ int bosch_tell(bosch_optimizer *opt, size_t i, double score)
     if (!isfinite(score))
         return refuse(opt, BOSCH_E_BAD_SCORE,
                       "score of candidate %zu is %g: scores must be finite", i, score);
-    opt->pend_told[i] = 1;
-    opt->pend_score[i] = score;
-    if (++opt->ntold == opt->npend)
-        return complete_batch(opt);
+    opt_record_told(opt, opt->host_idx[i], score, opt_now() - opt->batch_t0, 0);
+    if (opt->ntold == opt->npend)
+        return opt_complete_batch(opt);
     return BOSCH_OK;
 }
 
@@ -338,84 +454,6 @@ void bosch_force_stop(bosch_optimizer *opt)
 int bosch_evaluator_status(const bosch_optimizer *opt)
 {
     return opt ? opt->host_status : 0;
-}
-
-int bosch_set_evaluator(bosch_optimizer *opt, bosch_eval_fn fn, void *user)
-{
-    if (!opt || !fn)
-        return BOSCH_E_INVALID;
-    opt->eval = fn;
-    opt->batch_eval = NULL;
-    opt->eval_user = user;
-    return BOSCH_OK;
-}
-
-int bosch_set_batch_evaluator(bosch_optimizer *opt, bosch_batch_eval_fn fn, void *user)
-{
-    if (!opt || !fn)
-        return BOSCH_E_INVALID;
-    opt->batch_eval = fn;
-    opt->eval = NULL;
-    opt->eval_user = user;
-    return BOSCH_OK;
-}
-
-static int evaluate_batch(bosch_optimizer *opt, size_t n)
-{
-    size_t units = opt->prob->units;
-    if (opt->batch_eval) {
-        double *scores = malloc(n * sizeof *scores);
-        if (!scores)
-            return opt_fail(opt, BOSCH_E_NOMEM, "out of memory");
-        int st = opt->batch_eval(opt->pend, n, units, scores, opt->eval_user);
-        int rc = BOSCH_OK;
-        if (st != 0) {
-            free(scores);
-            return bosch_tell_failure(opt, 0, st);
-        }
-        for (size_t i = 0; i < n && rc == BOSCH_OK; i++)
-            if (!isfinite(scores[i]))
-                rc = opt_fail(opt, BOSCH_E_BAD_SCORE,
-                              "evaluator returned score %g for candidate %zu: scores must be finite",
-                              scores[i], i);
-        for (size_t i = 0; i < n && rc == BOSCH_OK; i++)
-            rc = bosch_tell(opt, i, scores[i]);
-        free(scores);
-        return rc;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (atomic_load(&opt->stop_requested))
-            return BOSCH_OK; /* the next ask keeps the told part and stops */
-        double s = NAN;
-        int st = opt->eval(opt->pend + i * units, units, &s, opt->eval_user);
-        if (st != 0)
-            return bosch_tell_failure(opt, i, st);
-        if (!isfinite(s))
-            return opt_fail(opt, BOSCH_E_BAD_SCORE,
-                            "evaluator returned score %g for candidate %zu: scores must be finite",
-                            s, i);
-        int rc = bosch_tell(opt, i, s);
-        if (rc < 0)
-            return rc;
-    }
-    return BOSCH_OK;
-}
-
-int bosch_optimize(bosch_optimizer *opt)
-{
-    if (!opt)
-        return BOSCH_E_INVALID;
-    if (!opt->eval && !opt->batch_eval)
-        return refuse(opt, BOSCH_E_STATE, "no evaluator set: call bosch_set_evaluator first");
-    for (;;) {
-        size_t n = 0;
-        int rc = bosch_ask(opt, &n);
-        if (rc != BOSCH_OK)
-            return rc;
-        rc = evaluate_batch(opt, n);
-        if (rc < 0)
-            return rc;
-    }
 }
 
 /* ---- progress ---------------------------------------------------------------- */
@@ -508,6 +546,28 @@ int bosch_progress_layer_ratios(const bosch_progress *p, double *out, size_t n)
 double bosch_progress_elapsed(const bosch_progress *p)
 {
     return p ? opt_now() - p->opt->t0 : 0.0;
+}
+
+double bosch_progress_rate(const bosch_progress *p)
+{
+    if (!p || p->opt->fresh == 0)
+        return NAN;
+    double t = opt_now() - p->opt->t0;
+    return t > 0.0 ? (double)p->opt->fresh / t : NAN;
+}
+
+double bosch_progress_eta(const bosch_progress *p)
+{
+    double rate = bosch_progress_rate(p);
+    if (!(rate > 0.0))
+        return NAN;
+    uint64_t done = p->opt->store.n, budget = p->opt->o.budget;
+    return budget > done ? (double)(budget - done) / rate : 0.0;
+}
+
+uint64_t bosch_progress_replayed(const bosch_progress *p)
+{
+    return p ? p->opt->replayed : 0;
 }
 
 const char *bosch_stage_name(int stage)

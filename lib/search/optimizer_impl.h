@@ -3,10 +3,13 @@
 #define BOSCH_SEARCH_OPTIMIZER_IMPL_H
 
 #include <stdatomic.h>
+#include <uv.h>
 
 #include "bosch/bosch.h"
 #include "core/cache.h"
 #include "core/problem_impl.h"
+#include "engine/pool.h"
+#include "journal/journal.h"
 #include "search/strategy_impl.h"
 
 /* Stage 2 tries this many ratio spreads, evenly spaced in [0, ratio_spread]. */
@@ -33,6 +36,10 @@ struct options {
     bosch_strategy *strategy[BOSCH_STAGE_COUNT]; /* PROBE and GROUP used; NULL = auto */
     int anchors_given;
     double s_full, s_swa;
+    uint32_t threads;    /* concurrent evaluations (callback mode) */
+    int eval_thread_safe;
+    char *journal_path;  /* NULL = no journal */
+    int journal_mode, journal_sync;
 };
 
 /* Everything the stage machine keeps between batches. */
@@ -88,8 +95,26 @@ struct bosch_optimizer {
     runner run;
     int run_active;
 
-    /* The pending batch. */
+    /* Journal and replay. */
+    journal *jn;
+    bosch_store replay;   /* records of a resumed journal */
+    int replay_active;
+    uint64_t replayed;    /* evaluations answered from the journal */
+    uint64_t fresh;       /* evaluations done by this process */
+    int journal_failed;   /* an append failed (reported after the batch) */
+
+    /* Callback-mode engine. */
+    pool *workers;
+    uv_mutex_t mu;        /* guards told-state and journal appends from workers */
+    uv_mutex_t eval_mu;   /* serialises a non-thread-safe evaluator */
+
+    /* The pending batch. The host sees only candidates not answered from the
+     * journal: host index i is batch index host_idx[i]. */
     size_t npend;
+    size_t *host_idx;
+    size_t nhost;
+    double batch_t0;      /* when the batch was handed out */
+    double *pend_wall;
     int pend_stage;
     int pend_from_runner;
     uint8_t *pend;        /* npend * units */
@@ -113,6 +138,13 @@ double opt_objective_of(const bosch_optimizer *opt, size_t record);
 void opt_emit_progress(bosch_optimizer *opt);
 /* Makes room for n pending masks. */
 int opt_reserve_pending(bosch_optimizer *opt, size_t n);
+/* Marks batch candidate b as scored and journals it unless replayed.
+ * Callers serialise (opt->mu when workers run). */
+void opt_record_told(bosch_optimizer *opt, size_t b, double score, double wall, int replayed);
+/* All candidates told: store them, let the stage machine observe. */
+int opt_complete_batch(bosch_optimizer *opt);
+/* journal_header.c: JSON of everything a resume must match (malloc'd). */
+char *opt_journal_header(const bosch_optimizer *opt);
 
 /* stages.c: fills the pending batch; > 0 candidates, 0 finished (status
  * set), < 0 error. Called with no batch pending. */

@@ -154,6 +154,41 @@ int bosch_set_strategy(bosch_optimizer *opt, int stage, const bosch_strategy *s)
     return rc;
 }
 
+int bosch_set_threads(bosch_optimizer *opt, uint32_t threads)
+{
+    GUARD(opt);
+    if (threads == 0 || threads > 256)
+        return bad_value(opt, "threads (1..256)");
+    opt->o.threads = threads;
+    return BOSCH_OK;
+}
+
+int bosch_set_journal(bosch_optimizer *opt, const char *path, int mode)
+{
+    GUARD(opt);
+    if (mode != BOSCH_JOURNAL_CREATE && mode != BOSCH_JOURNAL_RESUME && mode != BOSCH_JOURNAL_AUTO)
+        return bad_value(opt, "journal mode");
+    char *copy = NULL;
+    if (path) {
+        if (!*path)
+            return bad_value(opt, "journal path (empty)");
+        copy = strdup(path);
+        if (!copy)
+            return BOSCH_E_NOMEM;
+    }
+    free(opt->o.journal_path);
+    opt->o.journal_path = copy;
+    opt->o.journal_mode = mode;
+    return BOSCH_OK;
+}
+
+int bosch_set_journal_sync(bosch_optimizer *opt, int sync)
+{
+    GUARD(opt);
+    opt->o.journal_sync = sync != 0;
+    return BOSCH_OK;
+}
+
 int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa)
 {
     GUARD(opt);
@@ -201,7 +236,7 @@ static int parse_double(const char *v, double *out)
     return 1;
 }
 
-enum kind { K_U64, K_U32, K_DOUBLE, K_VARIANT, K_STRATEGY };
+enum kind { K_U64, K_U32, K_DOUBLE, K_VARIANT, K_STRATEGY, K_PATH, K_BOOL };
 
 struct option_def {
     const char *name;
@@ -221,6 +256,9 @@ static const struct option_def defs[] = {
     {"polish_fraction", K_DOUBLE, 4},
     {"group_cap", K_U32, 0},
     {"batch_size", K_U32, 1},
+    {"threads", K_U32, 2},
+    {"journal", K_PATH, 0},
+    {"journal_sync", K_BOOL, 0},
     {"variant", K_VARIANT, 0},
     {"strategy", K_STRATEGY, -1},
     {"probe_strategy", K_STRATEGY, BOSCH_STAGE_PROBE},
@@ -265,8 +303,9 @@ int bosch_set_option(bosch_optimizer *opt, const char *name, const char *value)
     case K_U32:
         if (!parse_u64(value, &u) || u > UINT32_MAX)
             return option_error(opt, name, value);
-        return d->arg == 0 ? bosch_set_group_cap(opt, (uint32_t)u)
-                           : bosch_set_batch_size(opt, (uint32_t)u);
+        return d->arg == 0   ? bosch_set_group_cap(opt, (uint32_t)u)
+               : d->arg == 1 ? bosch_set_batch_size(opt, (uint32_t)u)
+                             : bosch_set_threads(opt, (uint32_t)u);
     case K_DOUBLE:
         if (!parse_double(value, &x))
             return option_error(opt, name, value);
@@ -287,6 +326,12 @@ int bosch_set_option(bosch_optimizer *opt, const char *name, const char *value)
             if (strcmp(value, bosch_variant_name(v)) == 0)
                 return bosch_set_variant(opt, v);
         return option_error(opt, name, value);
+    case K_PATH:
+        return bosch_set_journal(opt, *value ? value : NULL, BOSCH_JOURNAL_AUTO);
+    case K_BOOL:
+        if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+            return option_error(opt, name, value);
+        return bosch_set_journal_sync(opt, value[0] == '1');
     case K_STRATEGY: {
         bosch_strategy *s = bosch_strategy_builtin(value);
         if (!s)
@@ -320,7 +365,8 @@ int bosch_get_option(const bosch_optimizer *opt, const char *name, char *buf, si
                                                                     : o->group_budget));
         break;
     case K_U32:
-        snprintf(tmp, sizeof tmp, "%u", d->arg == 0 ? o->group_cap : o->batch);
+        snprintf(tmp, sizeof tmp, "%u",
+                 d->arg == 0 ? o->group_cap : d->arg == 1 ? o->batch : o->threads);
         break;
     case K_DOUBLE: {
         double v = d->arg == 0 ? o->probe_fraction
@@ -333,6 +379,21 @@ int bosch_get_option(const bosch_optimizer *opt, const char *name, char *buf, si
     }
     case K_VARIANT:
         snprintf(tmp, sizeof tmp, "%s", bosch_variant_name(o->variant));
+        break;
+    case K_PATH:
+        /* Paths can exceed tmp: copy straight from the option. */
+        {
+            const char *path = o->journal_path ? o->journal_path : "";
+            size_t need = strlen(path);
+            if (len) {
+                size_t c = need < len - 1 ? need : len - 1;
+                memcpy(buf, path, c);
+                buf[c] = '\0';
+            }
+            return (int)need;
+        }
+    case K_BOOL:
+        snprintf(tmp, sizeof tmp, "%d", o->journal_sync);
         break;
     case K_STRATEGY: {
         int st = d->arg == -1 ? BOSCH_STAGE_PROBE : d->arg;

@@ -27,6 +27,7 @@ int bosch_get_result(const bosch_optimizer *opt, bosch_result **out)
     r->s_full = opt->anchors_known ? opt->s_full : NAN;
     r->s_swa = opt->anchors_known ? opt->s_swa : NAN;
     memcpy(r->evals, opt->evals, sizeof r->evals);
+    r->replayed = opt->replayed;
     r->mask = calloc(p->units, 1);
     if (!r->mask || store_copy(&r->hist, &opt->store) < 0) {
         bosch_result_free(r);
@@ -172,4 +173,14 @@ int bosch_result_history_entry(const bosch_result *r, size_t i, uint8_t *mask, d
     if (stage)
         *stage = r->hist.stages[i];
     return BOSCH_OK;
+}
+
+uint64_t bosch_result_replayed(const bosch_result *r)
+{
+    return r ? r->replayed : 0;
+}
+
+double bosch_result_history_wall(const bosch_result *r, size_t i)
+{
+    return r && i < r->hist.n ? r->hist.walls[i] : NAN;
 }

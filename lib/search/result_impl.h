@@ -12,6 +12,7 @@ struct bosch_result {
     uint8_t *mask;
     double score, norm, objective, s_full, s_swa, alpha, rho;
     uint64_t evals[BOSCH_STAGE_COUNT];
+    uint64_t replayed;
     bosch_store hist;
 };
 

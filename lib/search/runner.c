@@ -180,8 +180,9 @@ int bosch_strategy_solve(const bosch_strategy *s, bosch_subproblem *sp, bosch_ob
             else if (!isfinite(v))
                 rc = BOSCH_E_BAD_SCORE;
             else {
-                int64_t rec = store_add(&sp->own_store, r.pend_packed + (size_t)i * bitset_words(sp->units), v,
-                                        0, 1);
+                int64_t rec = store_add(&sp->own_store,
+                                        r.pend_packed + (size_t)i * bitset_words(sp->units), v, 0,
+                                        1, NAN);
                 if (rec < 0)
                     rc = (int)rec;
                 records[i] = rec;

@@ -1,0 +1,181 @@
+/* Callback mode: bosch_optimize drives ask/tell and calls the host's
+ * evaluator, with up to `threads` evaluations in flight. Each finished
+ * evaluation is recorded (and journaled) at once, under opt->mu; the batch
+ * is observed only when complete, in proposal order, so the thread count
+ * never changes the result. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/optimizer_impl.h"
+
+int bosch_set_evaluator(bosch_optimizer *opt, bosch_eval_fn fn, void *user)
+{
+    if (!opt || !fn)
+        return BOSCH_E_INVALID;
+    opt->eval = fn;
+    opt->batch_eval = NULL;
+    opt->eval_user = user;
+    return BOSCH_OK;
+}
+
+int bosch_set_batch_evaluator(bosch_optimizer *opt, bosch_batch_eval_fn fn, void *user)
+{
+    if (!opt || !fn)
+        return BOSCH_E_INVALID;
+    opt->batch_eval = fn;
+    opt->eval = NULL;
+    opt->eval_user = user;
+    return BOSCH_OK;
+}
+
+int bosch_set_evaluator_thread_safe(bosch_optimizer *opt, int thread_safe)
+{
+    if (!opt)
+        return BOSCH_E_INVALID;
+    opt->o.eval_thread_safe = thread_safe != 0;
+    return BOSCH_OK;
+}
+
+struct job {
+    bosch_optimizer *opt;
+    int *status;      /* per host index: the host's non-zero code, else 0 */
+    double *bad;      /* per host index: a non-finite score, else 0 */
+    atomic_int abort; /* a failure or stop request: start nothing more */
+};
+
+static void evaluate_one(void *ctx, size_t i)
+{
+    struct job *job = ctx;
+    bosch_optimizer *opt = job->opt;
+    if (atomic_load(&opt->stop_requested)) {
+        atomic_store(&job->abort, 1);
+        return;
+    }
+    size_t units = opt->prob->units;
+    size_t b = opt->host_idx[i];
+    int serial = !opt->o.eval_thread_safe && opt->o.threads > 1;
+    double s = NAN;
+    if (serial)
+        uv_mutex_lock(&opt->eval_mu);
+    double t = opt_now();
+    int st = opt->eval(opt->pend + b * units, units, &s, opt->eval_user);
+    double wall = opt_now() - t;
+    if (serial)
+        uv_mutex_unlock(&opt->eval_mu);
+    uv_mutex_lock(&opt->mu);
+    if (st != 0) {
+        job->status[i] = st;
+        atomic_store(&job->abort, 1);
+    } else if (!isfinite(s)) {
+        job->bad[i] = s;
+        atomic_store(&job->abort, 1);
+    } else {
+        opt_record_told(opt, b, s, wall, 0);
+    }
+    uv_mutex_unlock(&opt->mu);
+}
+
+/* After a cut-short batch: report the failure of the lowest host index. */
+static int report_failure(bosch_optimizer *opt, const struct job *job, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (job->bad[i] != 0.0) /* NaN compares unequal too */
+            return opt_fail(opt, BOSCH_E_BAD_SCORE,
+                            "evaluator returned score %g for candidate %zu: scores must be finite",
+                            job->bad[i], i);
+        if (job->status[i] != 0) {
+            opt->host_status = job->status[i];
+            return opt_fail(opt, BOSCH_E_EVALUATOR,
+                            "evaluator failed on candidate %zu with status %d", i,
+                            job->status[i]);
+        }
+    }
+    return BOSCH_OK;
+}
+
+static int evaluate_singles(bosch_optimizer *opt, size_t n)
+{
+    struct job job = {opt, calloc(n, sizeof(int)), calloc(n, sizeof(double)), 0};
+    if (!job.status || !job.bad) {
+        free(job.status);
+        free(job.bad);
+        return opt_fail(opt, BOSCH_E_NOMEM, "out of memory");
+    }
+    atomic_init(&job.abort, 0);
+    uint32_t threads = opt->o.threads;
+    if (threads > 1 && n > 1 && !opt->workers) {
+        opt->workers = pool_create(threads);
+        if (!opt->workers)
+            opt_log(opt, BOSCH_LOG_WARN, "cannot start %u worker threads: evaluating serially",
+                    threads);
+    }
+    if (threads > 1 && n > 1 && opt->workers) {
+        pool_run(opt->workers, evaluate_one, &job, n, &job.abort);
+    } else {
+        for (size_t i = 0; i < n && !atomic_load(&job.abort); i++)
+            evaluate_one(&job, i);
+    }
+    int rc = report_failure(opt, &job, n);
+    free(job.status);
+    free(job.bad);
+    if (rc < 0)
+        return rc;
+    if (opt->ntold == opt->npend)
+        return opt_complete_batch(opt);
+    return BOSCH_OK; /* stopped: the next ask keeps the told part */
+}
+
+static int evaluate_whole_batch(bosch_optimizer *opt, size_t n)
+{
+    size_t units = opt->prob->units;
+    uint8_t *masks = malloc(n * units);
+    double *scores = malloc(n * sizeof *scores);
+    if (!masks || !scores) {
+        free(masks);
+        free(scores);
+        return opt_fail(opt, BOSCH_E_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        memcpy(masks + i * units, opt->pend + opt->host_idx[i] * units, units);
+    double t = opt_now();
+    int st = opt->batch_eval(masks, n, units, scores, opt->eval_user);
+    double wall = (opt_now() - t) / (double)n; /* the batch's time, shared */
+    free(masks);
+    int rc = BOSCH_OK;
+    if (st != 0) {
+        opt->host_status = st;
+        rc = opt_fail(opt, BOSCH_E_EVALUATOR, "batch evaluator failed with status %d", st);
+    }
+    for (size_t i = 0; i < n && rc == BOSCH_OK; i++)
+        if (!isfinite(scores[i]))
+            rc = opt_fail(opt, BOSCH_E_BAD_SCORE,
+                          "evaluator returned score %g for candidate %zu: scores must be finite",
+                          scores[i], i);
+    for (size_t i = 0; i < n && rc == BOSCH_OK; i++)
+        opt_record_told(opt, opt->host_idx[i], scores[i], wall, 0);
+    free(scores);
+    if (rc < 0)
+        return rc;
+    return opt_complete_batch(opt);
+}
+
+int bosch_optimize(bosch_optimizer *opt)
+{
+    if (!opt)
+        return BOSCH_E_INVALID;
+    if (!opt->eval && !opt->batch_eval) {
+        snprintf(opt->err, sizeof opt->err, "no evaluator set: call bosch_set_evaluator first");
+        return BOSCH_E_STATE;
+    }
+    for (;;) {
+        size_t n = 0;
+        int rc = bosch_ask(opt, &n);
+        if (rc != BOSCH_OK)
+            return rc;
+        rc = opt->batch_eval ? evaluate_whole_batch(opt, n) : evaluate_singles(opt, n);
+        if (rc < 0)
+            return rc;
+    }
+}

@@ -1,0 +1,29 @@
+/* The evaluation journal: an append-only file of checksummed zstd frames
+ * (format in docs/journal.md). Opening for resume validates the header and
+ * loads every record into a replay store. */
+#ifndef BOSCH_JOURNAL_JOURNAL_H
+#define BOSCH_JOURNAL_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cache.h"
+
+typedef struct journal journal;
+
+/* Opens `path` in `mode` (enum bosch_journal_mode). `header_json` describes
+ * this run; on resume it must match the file's header (else
+ * BOSCH_E_MISMATCH naming the differing fields in `err`). Journaled records
+ * go into `replay` (initialised by the caller for `units`). Returns
+ * BOSCH_OK, BOSCH_E_IO, BOSCH_E_CORRUPT, BOSCH_E_MISMATCH or BOSCH_E_NOMEM;
+ * `err` explains any failure. *dropped_tail is set when a cut-short last
+ * frame was removed. */
+int journal_open(journal **out, const char *path, int mode, int sync, const char *header_json,
+                 bosch_store *replay, int *dropped_tail, char *err, size_t errlen);
+/* Appends one evaluation record with a single write(). Thread-compatible:
+ * callers serialise. */
+int journal_append(journal *j, int stage, double score, double wall, const uint64_t *packed,
+                   size_t words);
+void journal_close(journal *j);
+
+#endif
