@@ -1,73 +1,340 @@
 /* Runs BOSCH on a synthetic landscape shaped like Qwen3-1.7B (28 layers x 8
- * KV groups) and prints the selected heads, next to random search and the
- * single-unit-ablation ranking at the same evaluation budget.
+ * KV groups) and prints the selected heads.
  *
- *   bosch-testbed-search [rho] [budget] [seed] [strategy] [entanglement]
+ *   bosch-testbed-search [options] [rho] [budget] [seed] [strategy] [entanglement]
+ *
+ * Options (positional arguments, kept for compatibility, give the first five):
+ *   --rho R            target SWA ratio (default 0.75)
+ *   --budget N         evaluations, anchors included (default 1500)
+ *   --seed S           seed of the landscape and of the search (default 1)
+ *   --strategy NAME    built-in search strategy (default auto)
+ *   --entanglement E   share of entangled unit pairs of the landscape (default 0.1)
+ *   --threads N        evaluate up to N candidates of a batch at once (default 1)
+ *   --sleep-ms M       artificial delay per evaluation in milliseconds (default 0),
+ *                      to mimic a real model and make a run long enough to interrupt
+ *   --journal PATH     journal every evaluation to PATH; an existing journal is
+ *                      resumed (the run must use the same settings, threads and
+ *                      time limit excepted)
+ *   --time-limit S     stop after S seconds (default 0 = none)
+ *   -h, --help
+ *
+ * The search runs on its own thread; the main thread waits in a libuv loop.
+ * SIGINT or SIGTERM stops the search: evaluations in flight finish (and are
+ * journaled), the best mask so far is printed, and the exit code is 3. A
+ * second signal exits at once. Rerun with the same --journal to resume.
+ *
+ * Exit codes: 0 the search ended (done or budget reached), 3 stopped (signal
+ * or time limit), 1 error, 2 bad command line.
  */
 #include <bosch/bosch.h>
 #include <bosch/testbed.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
 
-/* One line per stage change. */
+enum { EXIT_DONE = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_STOPPED = 3 };
+
+struct settings {
+    double rho;
+    unsigned long long budget, seed;
+    const char *strategy;
+    double entanglement;
+    unsigned threads;
+    double sleep_ms;
+    const char *journal;
+    double time_limit;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Evaluator: the testbed score, after an optional delay. Thread-safe: the   */
+/* testbed's scoring functions only read the landscape.                      */
+/* ------------------------------------------------------------------------ */
+struct evaluator {
+    const bosch_testbed *tb;
+    struct timespec delay;
+    int sleep;
+};
+
+static int evaluate(const uint8_t *mask, size_t units, double *score, void *user)
+{
+    const struct evaluator *ev = user;
+    if (ev->sleep) {
+        struct timespec left = ev->delay;
+        while (nanosleep(&left, &left) != 0 && errno == EINTR)
+            ;
+    }
+    (void)units;
+    return bosch_testbed_score(ev->tb, mask, score);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress (called on the search thread)                                    */
+/* ------------------------------------------------------------------------ */
+struct progress {
+    int tty;
+    int last_stage;
+    double last_draw;   /* elapsed seconds of the last redraw (tty) */
+    int line_open;      /* a tty line waits for its newline */
+};
+
+static void format_eta(double s, char *buf, size_t len)
+{
+    if (!(s >= 0) || isinf(s))
+        snprintf(buf, len, "--");
+    else if (s < 60)
+        snprintf(buf, len, "%.0fs", s);
+    else if (s < 3600)
+        snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
 static void on_progress(const bosch_progress *p, void *user)
 {
-    int *last = user;
+    struct progress *pr = user;
     int stage = bosch_progress_stage(p);
-    if (stage == *last)
-        return;
-    *last = stage;
-    fprintf(stderr, "[%-7s] %5llu / %llu evaluations, best normalised score %.4f\n",
-            bosch_stage_name(stage),
-            (unsigned long long)bosch_progress_evaluations(p),
-            (unsigned long long)bosch_progress_budget(p), bosch_progress_best_score(p));
-}
+    double elapsed = bosch_progress_elapsed(p);
+    unsigned long long evals = bosch_progress_evaluations(p);
+    unsigned long long budget = bosch_progress_budget(p);
+    unsigned long long replayed = bosch_progress_replayed(p);
+    double rate = bosch_progress_rate(p);
+    char eta[32], speed[32];
+    format_eta(bosch_progress_eta(p), eta, sizeof eta);
+    if (isnan(rate))
+        snprintf(speed, sizeof speed, "--");
+    else
+        snprintf(speed, sizeof speed, "%.1f", rate);
+    char replay[48] = "";
+    if (replayed)
+        snprintf(replay, sizeof replay, ", %llu replayed", replayed);
 
-static int check(int rc, const char *what, const bosch_optimizer *opt)
-{
-    if (bosch_is_error(rc)) {
-        fprintf(stderr, "%s: %s (%s)\n", what, bosch_strerror(rc),
-                opt ? bosch_last_error(opt) : "");
-        exit(1);
+    if (pr->tty) {
+        /* One line, redrawn at most 10 times a second and at stage changes. */
+        if (stage == pr->last_stage && elapsed - pr->last_draw < 0.1 && evals < budget)
+            return;
+        pr->last_stage = stage;
+        pr->last_draw = elapsed;
+        fprintf(stderr, "\r\033[K[%-7s] %llu/%llu evaluations%s, best %.4f, %s evals/s, ETA %s",
+                bosch_stage_name(stage), evals, budget, replay, bosch_progress_best_score(p),
+                speed, eta);
+        fflush(stderr);
+        pr->line_open = 1;
+    } else {
+        if (stage == pr->last_stage)
+            return;
+        pr->last_stage = stage;
+        fprintf(stderr,
+                "[%-7s] %5llu / %llu evaluations%s, best normalised score %.4f, "
+                "%s evals/s, ETA %s\n",
+                bosch_stage_name(stage), evals, budget, replay, bosch_progress_best_score(p),
+                speed, eta);
     }
-    return rc;
 }
 
-int main(int argc, char **argv)
+/* ------------------------------------------------------------------------ */
+/* Search thread and the main loop                                           */
+/* ------------------------------------------------------------------------ */
+struct run {
+    bosch_optimizer *opt;
+    int rc;                 /* bosch_optimize()'s status */
+    atomic_int signals;     /* signals received */
+    int signum;             /* the first one */
+    uv_async_t done;        /* wakes the loop when the search thread ends */
+    uv_signal_t sigint, sigterm;
+};
+
+static void search_thread(void *arg)
 {
-    double rho = argc > 1 ? atof(argv[1]) : 0.75;
-    unsigned long long budget = argc > 2 ? strtoull(argv[2], NULL, 10) : 1500;
-    unsigned long long seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 1;
-    const char *strategy = argc > 4 ? argv[4] : "auto";
-    double entanglement = argc > 5 ? atof(argv[5]) : 0.1;
-    const uint32_t L = 28, G = 8, H = 2;
+    struct run *r = arg;
+    r->rc = bosch_optimize(r->opt);
+    uv_async_send(&r->done);
+}
 
-    bosch_testbed *tb = bosch_testbed_create(L, G, seed);
-    bosch_problem *prob = bosch_problem_create(L, G, H);
-    if (!tb || !prob)
-        return 1;
-    check(bosch_testbed_set(tb, "entanglement", entanglement), "testbed", NULL);
-    check(bosch_problem_set_target_ratio(prob, rho), "ratio", NULL);
+static void on_done(uv_async_t *h)
+{
+    struct run *r = h->data;
+    uv_close((uv_handle_t *)&r->done, NULL);
+    uv_close((uv_handle_t *)&r->sigint, NULL);
+    uv_close((uv_handle_t *)&r->sigterm, NULL);
+}
 
-    bosch_optimizer *opt = bosch_create(prob);
-    char buf[32];
-    snprintf(buf, sizeof buf, "%llu", budget);
-    check(bosch_set_option(opt, "budget", buf), "budget", opt);
-    snprintf(buf, sizeof buf, "%llu", seed);
-    check(bosch_set_option(opt, "seed", buf), "seed", opt);
-    check(bosch_set_option(opt, "strategy", strategy), "strategy", opt);
-    check(bosch_set_batch_evaluator(opt, bosch_testbed_batch_eval, tb), "evaluator", opt);
-    int last_stage = -1;
-    check(bosch_set_progress(opt, on_progress, &last_stage), "progress", opt);
-    int rc = check(bosch_optimize(opt), "search", opt);
+static void on_signal(uv_signal_t *h, int signum)
+{
+    struct run *r = h->data;
+    if (atomic_fetch_add(&r->signals, 1) == 0) {
+        r->signum = signum;
+        fprintf(stderr, "\n%s: stopping after the evaluations in flight "
+                        "(send it again to exit at once)\n",
+                signum == SIGINT ? "SIGINT" : "SIGTERM");
+        bosch_force_stop(r->opt);
+    } else {
+        fprintf(stderr, "\nsecond signal: exiting now\n");
+        _exit(EXIT_STOPPED);
+    }
+}
 
-    bosch_result *res;
-    check(bosch_get_result(opt, &res), "result", opt);
-    uint8_t *mask = malloc(L * G);
-    bosch_result_mask(res, mask, L * G);
+/* ------------------------------------------------------------------------ */
+/* Command line                                                              */
+/* ------------------------------------------------------------------------ */
+static void usage(FILE *f, const char *argv0)
+{
+    fprintf(f,
+            "usage: %s [options] [rho] [budget] [seed] [strategy] [entanglement]\n"
+            "  --rho R           target SWA ratio (0.75)\n"
+            "  --budget N        evaluations, anchors included (1500)\n"
+            "  --seed S          landscape and search seed (1)\n"
+            "  --strategy NAME   search strategy (auto)\n"
+            "  --entanglement E  entanglement of the landscape (0.1)\n"
+            "  --threads N       concurrent evaluations (1)\n"
+            "  --sleep-ms M      artificial delay per evaluation, ms (0)\n"
+            "  --journal PATH    journal evaluations; resume PATH if it exists\n"
+            "  --time-limit S    stop after S seconds (0 = none)\n"
+            "exit codes: 0 done, 3 stopped (signal or time limit), 1 error, 2 usage\n",
+            argv0);
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_ull(const char *s, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    if (*s == '-')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct settings *s)
+{
+    enum { O_RHO = 256, O_BUDGET, O_SEED, O_STRATEGY, O_ENT, O_THREADS, O_SLEEP, O_JOURNAL,
+           O_TIME };
+    static const struct option longopts[] = {
+        {"rho", required_argument, NULL, O_RHO},
+        {"budget", required_argument, NULL, O_BUDGET},
+        {"seed", required_argument, NULL, O_SEED},
+        {"strategy", required_argument, NULL, O_STRATEGY},
+        {"entanglement", required_argument, NULL, O_ENT},
+        {"threads", required_argument, NULL, O_THREADS},
+        {"sleep-ms", required_argument, NULL, O_SLEEP},
+        {"journal", required_argument, NULL, O_JOURNAL},
+        {"time-limit", required_argument, NULL, O_TIME},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    unsigned long long u;
+    int c;
+    /* Positional arguments fill the fields not given as options, in order. */
+    int given[5] = {0};
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        const char *bad = NULL;
+        switch (c) {
+        case O_RHO: bad = parse_double(optarg, &s->rho) ? "--rho" : NULL; given[0] = 1; break;
+        case O_BUDGET: bad = parse_ull(optarg, &s->budget) ? "--budget" : NULL; given[1] = 1; break;
+        case O_SEED: bad = parse_ull(optarg, &s->seed) ? "--seed" : NULL; given[2] = 1; break;
+        case O_STRATEGY: s->strategy = optarg; given[3] = 1; break;
+        case O_ENT:
+            bad = parse_double(optarg, &s->entanglement) ? "--entanglement" : NULL;
+            given[4] = 1;
+            break;
+        case O_THREADS:
+            if (parse_ull(optarg, &u) || u < 1 || u > 256)
+                bad = "--threads (1..256)";
+            else
+                s->threads = (unsigned)u;
+            break;
+        case O_SLEEP:
+            if (parse_double(optarg, &s->sleep_ms) || s->sleep_ms < 0)
+                bad = "--sleep-ms";
+            break;
+        case O_JOURNAL: s->journal = optarg; break;
+        case O_TIME:
+            if (parse_double(optarg, &s->time_limit) || s->time_limit < 0)
+                bad = "--time-limit";
+            break;
+        case 'h': usage(stdout, argv[0]); exit(EXIT_DONE);
+        default: usage(stderr, argv[0]); return -1;
+        }
+        if (bad) {
+            fprintf(stderr, "%s: bad value '%s' for %s\n", argv[0], optarg, bad);
+            return -1;
+        }
+    }
+    static const char *names[5] = {"rho", "budget", "seed", "strategy", "entanglement"};
+    for (int i = 0; optind < argc; i++, optind++) {
+        const char *a = argv[optind];
+        if (i >= 5) {
+            fprintf(stderr, "%s: too many arguments ('%s')\n", argv[0], a);
+            return -1;
+        }
+        if (given[i]) {
+            fprintf(stderr, "%s: %s given twice ('%s')\n", argv[0], names[i], a);
+            return -1;
+        }
+        int err = 0;
+        switch (i) {
+        case 0: err = parse_double(a, &s->rho); break;
+        case 1: err = parse_ull(a, &s->budget); break;
+        case 2: err = parse_ull(a, &s->seed); break;
+        case 3: s->strategy = a; break;
+        case 4: err = parse_double(a, &s->entanglement); break;
+        }
+        if (err) {
+            fprintf(stderr, "%s: bad value '%s' for %s\n", argv[0], a, names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static int fail(int rc, const char *what, const bosch_optimizer *opt)
+{
+    fprintf(stderr, "%s: %s: %s%s%s\n", what, bosch_err_name(rc), bosch_strerror(rc),
+            opt && *bosch_last_error(opt) ? " - " : "", opt ? bosch_last_error(opt) : "");
+    return EXIT_ERROR;
+}
+
+#define TRY(call, what, opt)                                                                   \
+    do {                                                                                       \
+        int rc_ = (call);                                                                      \
+        if (bosch_is_error(rc_)) {                                                             \
+            status = fail(rc_, what, opt);                                                     \
+            goto out;                                                                          \
+        }                                                                                      \
+    } while (0)
+
+static void print_result(const bosch_result *res, int rc, const struct settings *s, uint32_t L,
+                         uint32_t G)
+{
+    uint8_t *mask = malloc((size_t)L * G);
+    if (!mask)
+        return;
+    bosch_result_mask(res, mask, (size_t)L * G);
     printf("BOSCH (%s) on a Qwen3-1.7B-shaped entangled landscape, rho = %.3f, seed %llu\n",
-           bosch_err_name(rc), rho, seed);
+           bosch_err_name(rc), s->rho, s->seed);
     printf("layer  SWA units (# = sliding window, . = full)\n");
     for (uint32_t l = 0; l < L; l++) {
         printf("%5u  ", l);
@@ -83,10 +350,130 @@ int main(int argc, char **argv)
            (unsigned long long)bosch_result_evaluations(res, BOSCH_STAGE_ALLOC),
            (unsigned long long)bosch_result_evaluations(res, BOSCH_STAGE_GROUP),
            100.0 * bosch_result_kv_saving(res, 32768, 1024, 4));
+    printf("replayed from the journal: %llu evaluations\n",
+           (unsigned long long)bosch_result_replayed(res));
+    if (!bosch_result_feasible(res))
+        printf("(no mask with the exact target count was evaluated yet: the mask above is the "
+               "best evaluated of any kind, hence no score)\n");
     free(mask);
+}
+
+int main(int argc, char **argv)
+{
+    struct settings s = {.rho = 0.75, .budget = 1500, .seed = 1, .strategy = "auto",
+                         .entanglement = 0.1, .threads = 1, .sleep_ms = 0, .journal = NULL,
+                         .time_limit = 0};
+    if (parse_args(argc, argv, &s))
+        return EXIT_USAGE;
+
+    const uint32_t L = 28, G = 8, H = 2;
+    int status = EXIT_ERROR;
+    bosch_testbed *tb = bosch_testbed_create(L, G, s.seed);
+    bosch_problem *prob = bosch_problem_create(L, G, H);
+    bosch_optimizer *opt = NULL;
+    bosch_result *res = NULL;
+    uv_loop_t loop;
+    int loop_ready = 0;
+    static struct run run; /* static: handles outlive any early exit path */
+    if (!tb || !prob) {
+        fprintf(stderr, "out of memory\n");
+        goto out;
+    }
+    TRY(bosch_testbed_set(tb, "entanglement", s.entanglement), "entanglement", NULL);
+    TRY(bosch_problem_set_target_ratio(prob, s.rho), "rho", NULL);
+
+    opt = bosch_create(prob);
+    if (!opt) {
+        fprintf(stderr, "out of memory\n");
+        goto out;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%llu", s.budget);
+    TRY(bosch_set_option(opt, "budget", buf), "budget", opt);
+    snprintf(buf, sizeof buf, "%llu", s.seed);
+    TRY(bosch_set_option(opt, "seed", buf), "seed", opt);
+    TRY(bosch_set_option(opt, "strategy", s.strategy), "strategy", opt);
+    TRY(bosch_set_threads(opt, s.threads), "threads", opt);
+    if (s.time_limit > 0)
+        TRY(bosch_set_time_limit(opt, s.time_limit), "time limit", opt);
+    if (s.journal)
+        TRY(bosch_set_journal(opt, s.journal, BOSCH_JOURNAL_AUTO), "journal", opt);
+
+    struct evaluator ev = {.tb = tb, .sleep = s.sleep_ms > 0};
+    if (ev.sleep) {
+        double ns = s.sleep_ms * 1e6;
+        ev.delay.tv_sec = (time_t)(ns / 1e9);
+        ev.delay.tv_nsec = (long)fmod(ns, 1e9);
+    }
+    TRY(bosch_set_evaluator(opt, evaluate, &ev), "evaluator", opt);
+    TRY(bosch_set_evaluator_thread_safe(opt, 1), "evaluator", opt);
+    struct progress pr = {.tty = isatty(STDERR_FILENO), .last_stage = -1, .last_draw = -1};
+    TRY(bosch_set_progress(opt, on_progress, &pr), "progress", opt);
+
+    /* Main thread: a libuv loop waiting for a signal or the end of the search. */
+    run.opt = opt;
+    atomic_init(&run.signals, 0);
+    int e;
+    if ((e = uv_loop_init(&loop)) != 0) {
+        fprintf(stderr, "uv_loop_init: %s\n", uv_strerror(e));
+        goto out;
+    }
+    loop_ready = 1;
+    uv_async_init(&loop, &run.done, on_done);
+    uv_signal_init(&loop, &run.sigint);
+    uv_signal_init(&loop, &run.sigterm);
+    run.done.data = run.sigint.data = run.sigterm.data = &run;
+    uv_signal_start(&run.sigint, on_signal, SIGINT);
+    uv_signal_start(&run.sigterm, on_signal, SIGTERM);
+
+    /* The search thread (and the worker threads the library starts from it)
+     * inherit a mask that blocks the two signals: they are delivered to the
+     * main thread, and evaluations are never interrupted. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    uv_thread_t thread;
+    e = uv_thread_create(&thread, search_thread, &run);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e != 0) {
+        fprintf(stderr, "uv_thread_create: %s\n", uv_strerror(e));
+        on_done(&run.done);
+        uv_run(&loop, UV_RUN_DEFAULT); /* lets the closed handles go */
+        goto out;
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_thread_join(&thread);
+    if (pr.line_open)
+        fputc('\n', stderr);
+
+    int rc = run.rc;
+    if (bosch_is_error(rc)) {
+        status = fail(rc, "search", opt);
+        if (bosch_get_result(opt, &res) == BOSCH_OK && bosch_result_evaluations(res, -1) > 0)
+            fprintf(stderr, "(%llu evaluations were done before the error)\n",
+                    (unsigned long long)bosch_result_evaluations(res, -1));
+        goto out;
+    }
+    TRY(bosch_get_result(opt, &res), "result", opt);
+    print_result(res, rc, &s, L, G);
+    if (rc == BOSCH_FORCED_STOP || rc == BOSCH_TIME_REACHED) {
+        if (s.journal)
+            fprintf(stderr, "stopped (%s); rerun with --journal %s to resume\n",
+                    rc == BOSCH_TIME_REACHED ? "time limit" : "signal", s.journal);
+        status = EXIT_STOPPED;
+    } else {
+        status = EXIT_DONE;
+    }
+
+out:
+    fflush(stdout);
+    if (loop_ready)
+        uv_loop_close(&loop);
     bosch_result_free(res);
     bosch_destroy(opt);
     bosch_problem_free(prob);
     bosch_testbed_free(tb);
-    return 0;
+    return status;
 }

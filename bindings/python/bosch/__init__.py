@@ -18,11 +18,11 @@ from ._lib import lib as _clib, library_path, missing_symbols, text as _text
 from .baselines import (LAYER_PATTERNS, REDUCTIONS, baseline_layers, baseline_static,
                         baseline_static_heads)
 from .errors import (AnchorsError, BadScoreError, BoschError, BoschIOError, ErrorCode,
-                     EvaluatorError, InfeasibleError, InvalidArgumentError, NoMemoryError,
-                     NotFoundError, OptionError, StateError, StopReason, StrategyError,
-                     TooLargeError, err_name, is_error, strerror)
-from .optimizer import (STAGES, HistoryRecord, LogLevel, Optimizer, Progress, Result, Stage,
-                        Variant, stage_name, variant_name)
+                     EvaluatorError, InfeasibleError, InvalidArgumentError, JournalCorruptError,
+                     JournalMismatchError, NoMemoryError, NotFoundError, OptionError, StateError,
+                     StopReason, StrategyError, TooLargeError, err_name, is_error, strerror)
+from .optimizer import (STAGES, HistoryRecord, JournalMode, LogLevel, Optimizer, Progress,
+                        Result, Stage, Variant, stage_name, variant_name)
 from .problem import FIX_FULL, FIX_NONE, FIX_SWA, Problem, kv_saving, repair
 from .strategy import (PYTHON_EXCEPTION_STATUS, SolveResult, Strategy, Subproblem,
                        builtin_strategies, solve_subproblem)
@@ -43,6 +43,7 @@ __all__ = [
     "Problem", "repair", "kv_saving", "FIX_NONE", "FIX_FULL", "FIX_SWA",
     # optimizer
     "Optimizer", "Result", "Progress", "HistoryRecord", "Stage", "Variant", "LogLevel",
+    "JournalMode",
     "STAGES", "stage_name", "variant_name",
     # strategies
     "Strategy", "Subproblem", "builtin_strategies", "solve_subproblem", "SolveResult",
@@ -55,6 +56,7 @@ __all__ = [
     # errors
     "BoschError", "InvalidArgumentError", "NoMemoryError", "InfeasibleError", "StateError",
     "BadScoreError", "EvaluatorError", "OptionError", "BoschIOError", "StrategyError",
-    "AnchorsError", "TooLargeError", "NotFoundError", "ErrorCode", "StopReason", "strerror",
+    "AnchorsError", "TooLargeError", "NotFoundError", "JournalCorruptError",
+    "JournalMismatchError", "ErrorCode", "StopReason", "strerror",
     "err_name", "is_error",
 ]

@@ -10,7 +10,7 @@ __all__ = [
     "ErrorCode", "StopReason", "BoschError", "InvalidArgumentError", "NoMemoryError",
     "InfeasibleError", "StateError", "BadScoreError", "EvaluatorError", "OptionError",
     "BoschIOError", "StrategyError", "AnchorsError", "TooLargeError", "NotFoundError",
-    "strerror", "err_name", "is_error", "error_for_status", "check_status",
+    "JournalCorruptError", "JournalMismatchError", "strerror", "err_name", "is_error", "error_for_status", "check_status",
 ]
 
 
@@ -29,6 +29,8 @@ class ErrorCode(enum.IntEnum):
     E_ANCHORS = -10
     E_TOO_LARGE = -11
     E_NOT_FOUND = -12
+    E_CORRUPT = -13
+    E_MISMATCH = -14
 
 
 class StopReason(enum.IntEnum):
@@ -125,6 +127,17 @@ class NotFoundError(BoschError, LookupError):
     """BOSCH_E_NOT_FOUND: no such item."""
 
 
+class JournalCorruptError(BoschError):
+    """BOSCH_E_CORRUPT: the journal is damaged (not merely cut short) or is
+    not a libbosch journal; the message gives the frame's offset."""
+
+
+class JournalMismatchError(BoschError, ValueError):
+    """BOSCH_E_MISMATCH: the journal was written with other settings (shape,
+    constraints, options) or another library version; the message names
+    every field that differs."""
+
+
 _CLASSES = {
     ErrorCode.E_INVALID: InvalidArgumentError,
     ErrorCode.E_NOMEM: NoMemoryError,
@@ -138,6 +151,8 @@ _CLASSES = {
     ErrorCode.E_ANCHORS: AnchorsError,
     ErrorCode.E_TOO_LARGE: TooLargeError,
     ErrorCode.E_NOT_FOUND: NotFoundError,
+    ErrorCode.E_CORRUPT: JournalCorruptError,
+    ErrorCode.E_MISMATCH: JournalMismatchError,
 }
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ctypes
 import enum
 import logging
+import math
+import os
 import threading
 from dataclasses import dataclass, field
 
@@ -25,7 +27,7 @@ from .strategy import PYTHON_EXCEPTION_STATUS, Strategy
 from .testbed import Testbed
 
 __all__ = ["Optimizer", "Result", "Progress", "HistoryRecord", "Stage", "Variant", "LogLevel",
-           "stage_name", "variant_name", "STAGES"]
+           "JournalMode", "stage_name", "variant_name", "STAGES"]
 
 
 class Stage(enum.IntEnum):
@@ -45,6 +47,13 @@ class Variant(enum.IntEnum):
     PROBE_ONLY = 1
     GROUP_ONLY = 2
     LAYER_LEVEL = 3
+
+
+class JournalMode(enum.IntEnum):
+    """enum bosch_journal_mode"""
+    CREATE = 0   # start a new journal (an existing file is replaced)
+    RESUME = 1   # the file must exist: replay it, then append
+    AUTO = 2     # resume when the file exists, else create
 
 
 class LogLevel(enum.IntEnum):
@@ -81,6 +90,9 @@ class Progress:
     best_score: float          # best normalised score S^ so far (NaN if none)
     layer_ratios: list[float]  # per-layer SWA ratios of the working mask
     elapsed: float             # seconds
+    rate: float = math.nan     # evaluations per second of this process (replays excluded)
+    eta: float = math.nan      # seconds until the budget is spent at that rate (NaN: unknown)
+    replayed: int = 0          # evaluations answered from a resumed journal so far
 
 
 @dataclass
@@ -91,6 +103,9 @@ class HistoryRecord:
     stage_name: str
     score: float               # raw S(z)
     mask: list[int]
+    # Evaluator wall time in seconds (ask-to-tell time in ask/tell mode); NaN when
+    # unknown. Not compared: it varies from run to run.
+    wall_s: float = field(default=math.nan, compare=False)
 
     @property
     def swa_units(self) -> int:
@@ -149,6 +164,9 @@ class Result:
     evaluations: dict[str, int]   # per stage name
     total_evaluations: int
     history: list[HistoryRecord]
+    # Evaluations answered from a resumed journal (counted above too). Not
+    # compared: a resumed run equals an uninterrupted one.
+    replayed: int = field(default=0, compare=False)
     _handle: _ResultHandle | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -201,7 +219,8 @@ def _read_result(rh: _ResultHandle, query_heads: int, with_history: bool = True)
                                                         ctypes.byref(stage)))
             history.append(HistoryRecord(index=i, stage=stage.value,
                                          stage_name=stage_name(stage.value), score=score.value,
-                                         mask=buffer_to_list(mbuf)))
+                                         mask=buffer_to_list(mbuf),
+                                         wall_s=lib.bosch_result_history_wall(h, i)))
     return Result(
         status=st, status_name=err_name(st), feasible=bool(lib.bosch_result_feasible(h)),
         units=units, layers=layers, mask=buffer_to_list(buf), head_mask=buffer_to_list(hbuf),
@@ -211,7 +230,7 @@ def _read_result(rh: _ResultHandle, query_heads: int, with_history: bool = True)
         ratio=lib.bosch_result_ratio(h), layer_ratios=list(lr),
         evaluations={STAGES[s]: lib.bosch_result_evaluations(h, s) for s in range(len(STAGES))},
         total_evaluations=lib.bosch_result_evaluations(h, -1), history=history,
-        _handle=rh)
+        replayed=lib.bosch_result_replayed(h), _handle=rh)
 
 
 def _read_progress(p) -> Progress:
@@ -224,7 +243,8 @@ def _read_progress(p) -> Progress:
                     evaluations=lib.bosch_progress_evaluations(p),
                     budget=lib.bosch_progress_budget(p),
                     best_score=lib.bosch_progress_best_score(p), layer_ratios=list(lr),
-                    elapsed=lib.bosch_progress_elapsed(p))
+                    elapsed=lib.bosch_progress_elapsed(p), rate=lib.bosch_progress_rate(p),
+                    eta=lib.bosch_progress_eta(p), replayed=lib.bosch_progress_replayed(p))
 
 
 # ----------------------------------------------------------------------------
@@ -233,7 +253,12 @@ def _read_progress(p) -> Progress:
 class _CallbackState:
     """Shared by the trampolines of one optimizer. Holds the first Python
     exception raised inside a callback until the C call returns. Trampolines
-    reference this object, not the Optimizer (no reference cycle)."""
+    reference this object, not the Optimizer (no reference cycle).
+
+    With ``threads`` > 1 the library calls evaluators from its worker
+    threads (ctypes takes the GIL for each call): ``capture`` is locked, so
+    the first exception of any thread is kept and re-raised by the thread
+    that called into C."""
 
     def __init__(self):
         self.handle = None
@@ -326,8 +351,13 @@ def _format_option(value) -> str:
         return str(value)
     if isinstance(value, bytes):
         return value.decode()
+    if isinstance(value, os.PathLike):
+        return os.fsdecode(os.fspath(value))
     raise TypeError(f"option value of type {type(value).__name__} is not supported")
 
+
+_JOURNAL_MODES = {"create": JournalMode.CREATE, "resume": JournalMode.RESUME,
+                  "auto": JournalMode.AUTO}
 
 _STRATEGY_OPTIONS = {"strategy": -1, "probe_strategy": int(Stage.PROBE),
                      "group_strategy": int(Stage.GROUP)}
@@ -341,10 +371,19 @@ class Optimizer:
 
     Keyword options are applied in order through :meth:`set_option` (names of
     bosch_set_option: seed, budget, probe_budget, group_budget,
-    probe_fraction, time_limit, alpha, group_cap, batch_size, ratio_spread,
-    variant, strategy, probe_strategy, group_strategy), plus
-    ``anchors=(s_full, s_allswa)``. Strategy options also accept a
-    :class:`bosch.Strategy` object (or None for the default).
+    probe_fraction, polish_fraction, time_limit, alpha, group_cap,
+    batch_size, ratio_spread, threads, journal (a path, mode 'auto'; None
+    disables it), journal_sync, variant, strategy, probe_strategy,
+    group_strategy), plus ``anchors=(s_full, s_allswa)``. Strategy options
+    also accept a :class:`bosch.Strategy` object (or None for the default).
+
+    ``threads=N`` evaluates up to N candidates of a batch at once; a Python
+    evaluator runs concurrently only when declared thread-safe
+    (``optimize(..., evaluator_thread_safe=True)``), and then still holds the
+    GIL while it runs Python code (useful when it waits on I/O, a GPU or a
+    subprocess). Results never depend on ``threads``. ``journal=path`` (or
+    :meth:`set_journal`) records every evaluation so that a killed run can
+    be resumed with identical results.
 
     Two ways to evaluate:
       * ``optimize(evaluator=f)`` with ``f(mask: bytes) -> float`` or
@@ -457,6 +496,8 @@ class Optimizer:
             return self.set_anchors(s_full, s_allswa)
         if name in _STRATEGY_OPTIONS and (value is None or isinstance(value, Strategy)):
             return self.set_strategy(value, _STRATEGY_OPTIONS[name])
+        if name == "journal" and value is None:
+            return self.set_journal(None)
         self._check(lib.bosch_set_option(self._handle, name.encode(),
                                          _format_option(value).encode()))
         if name in _STRATEGY_OPTIONS:  # a built-in chosen by name replaces a Python one
@@ -506,10 +547,47 @@ class Optimizer:
                 self._strategies[s] = strategy
         return self
 
+    def set_threads(self, threads: int) -> "Optimizer":
+        """Evaluate up to `threads` candidates of a batch at once (1..256)."""
+        self._check(lib.bosch_set_threads(self._handle, int(threads)))
+        return self
+
+    def set_evaluator_thread_safe(self, thread_safe: bool = True) -> "Optimizer":
+        """Declare whether the single-mask evaluator may run on several threads at once."""
+        self._check(lib.bosch_set_evaluator_thread_safe(self._handle, 1 if thread_safe else 0))
+        return self
+
+    def set_journal(self, path, mode="auto", sync: bool = False) -> "Optimizer":
+        """Journal every finished evaluation to `path` (None disables it).
+
+        `mode`: 'create' (an existing file is replaced), 'resume' (the file
+        must exist: replay it, then append) or 'auto' (resume when the file
+        exists), or a :class:`JournalMode`. `sync`: fdatasync after every
+        record. The journal is opened and checked when the search starts
+        (optimize()/ask()), which then raises JournalMismatchError (other
+        settings or version), JournalCorruptError (damaged file) or
+        BoschIOError."""
+        if isinstance(mode, str):
+            try:
+                mode = _JOURNAL_MODES[mode.lower()]
+            except KeyError:
+                raise ValueError(f"unknown journal mode {mode!r} "
+                                 "(expected 'auto', 'create' or 'resume')") from None
+        p = None if path is None else os.fsencode(os.fspath(path))
+        self._check(lib.bosch_set_journal(self._handle, p, int(mode)))
+        self._check(lib.bosch_set_journal_sync(self._handle, 1 if sync else 0))
+        return self
+
     # -- callbacks ------------------------------------------------------------------
-    def set_evaluator(self, fn) -> "Optimizer":
+    def set_evaluator(self, fn, thread_safe: bool | None = None) -> "Optimizer":
         """Single-mask evaluator: ``fn(mask: bytes) -> float``, or a Testbed
-        (evaluated in C). Replaces a batch evaluator."""
+        (evaluated in C). Replaces a batch evaluator.
+
+        `thread_safe`: whether `fn` may be called on several threads at once
+        when ``threads`` > 1 (bosch_set_evaluator_thread_safe). None = False
+        for a Python callable, True for a Testbed (its scoring only reads)."""
+        if thread_safe is None:
+            thread_safe = isinstance(fn, Testbed)
         if isinstance(fn, Testbed):
             ptr = testbed_eval_pointer()
             self._check(lib.bosch_set_evaluator(self._handle, ptr, fn._handle))
@@ -525,6 +603,8 @@ class Optimizer:
             self._check(lib.bosch_set_evaluator(self._handle, cb, None))
             self._keep["evaluator"] = cb
             self._evaluator_kind = "python"
+        if fn is not None:
+            self.set_evaluator_thread_safe(thread_safe)
         return self
 
     def set_batch_evaluator(self, fn) -> "Optimizer":
@@ -591,17 +671,23 @@ class Optimizer:
 
     # -- running --------------------------------------------------------------------
     def optimize(self, evaluator=None, batch_evaluator=None, progress=None, log=None,
-                 log_level=LogLevel.INFO) -> Result:
+                 log_level=LogLevel.INFO, evaluator_thread_safe: bool | None = None) -> Result:
         """Run the whole search (bosch_optimize) and return the Result.
 
         Evaluators/callbacks given here replace those set before (None keeps
-        them). Raises the matching BoschError (with ``.result`` attached) on
-        a library error, or re-raises the exception of a Python callback.
+        them). `evaluator_thread_safe` declares whether the single-mask
+        evaluator may run on several threads at once (see set_evaluator;
+        None keeps the declaration, or takes set_evaluator's default when an
+        evaluator is given here). Raises the matching BoschError (with
+        ``.result`` attached) on a library error, or re-raises the exception
+        of a Python callback, whichever thread it was raised on.
         """
         if evaluator is not None and batch_evaluator is not None:
             raise ValueError("give either evaluator or batch_evaluator, not both")
         if evaluator is not None:
-            self.set_evaluator(evaluator)
+            self.set_evaluator(evaluator, thread_safe=evaluator_thread_safe)
+        elif evaluator_thread_safe is not None:
+            self.set_evaluator_thread_safe(evaluator_thread_safe)
         if batch_evaluator is not None:
             self.set_batch_evaluator(batch_evaluator)
         if progress is not None:
