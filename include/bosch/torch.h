@@ -1,0 +1,131 @@
+/*
+ * libbosch-torch: the libtorch backend. Loads a Qwen3 checkpoint in the
+ * Hugging Face layout and scores unit masks on long-context retrieval tasks,
+ * so that libbosch can select sliding-window heads of a real model.
+ *
+ * A separate library (libbosch-torch.so.0) that depends on libbosch; the
+ * core never depends on it. C API only: no C++ type or exception crosses
+ * this boundary. Every function returns a status (enum bosch_error) and,
+ * where given, writes a NUL-terminated message into `err` (err_len bytes).
+ *
+ * Threads: a model may be used by one thread at a time (its forward uses
+ * libtorch's own intra-op threads). Tasks are immutable after creation and
+ * may be shared. An evaluator holds a model and a task by reference: both
+ * must outlive it.
+ */
+#ifndef BOSCH_TORCH_H
+#define BOSCH_TORCH_H
+
+#include "bosch/bosch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bosch_torch_model bosch_torch_model;
+typedef struct bosch_torch_task bosch_torch_task;
+typedef struct bosch_torch_evaluator bosch_torch_evaluator;
+
+enum bosch_torch_device {
+    BOSCH_TORCH_DEVICE_AUTO = 0, /* CUDA when available, else CPU */
+    BOSCH_TORCH_DEVICE_CPU = 1,
+    BOSCH_TORCH_DEVICE_CUDA = 2
+};
+
+enum bosch_torch_dtype {
+    BOSCH_TORCH_DTYPE_AUTO = 0, /* bf16 on CUDA, f32 on CPU */
+    BOSCH_TORCH_DTYPE_F32 = 1,
+    BOSCH_TORCH_DTYPE_BF16 = 2,
+    BOSCH_TORCH_DTYPE_F16 = 3
+};
+
+/* Non-zero when this build can use CUDA (built against a CUDA libtorch and
+ * a device is visible). */
+BOSCH_API int bosch_torch_cuda_available(void);
+
+/* ------------------------------------------------------------------------ */
+/* Model                                                                     */
+/* ------------------------------------------------------------------------ */
+/* Loads `dir`/config.json and `dir`/model.safetensors (or the shards listed
+ * in `dir`/model.safetensors.index.json). Refuses, by name, architectures
+ * other than Qwen3ForCausalLM and missing config fields. Tensors stored as
+ * f32, bf16 or f16 are converted to `dtype`. */
+BOSCH_API int bosch_torch_model_load(const char *dir, int device, int dtype,
+                                     bosch_torch_model **out, char *err, size_t err_len);
+BOSCH_API void bosch_torch_model_free(bosch_torch_model *m);
+/* Shape: layers, KV heads per layer, query heads per KV head, vocabulary. */
+BOSCH_API int bosch_torch_model_shape(const bosch_torch_model *m, uint32_t *layers,
+                                      uint32_t *kv_heads, uint32_t *heads_per_group,
+                                      uint32_t *vocab);
+/* A problem of the model's shape (target ratio 0.5), owned by the caller. */
+BOSCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model *m);
+
+/* One forward pass of `batch` sequences of `len` tokens, each with its own
+ * unit mask (masks: batch x units bytes, 1 = that (layer, KV group) attends
+ * to a sliding window of `window` tokens — itself and the window-1 before —
+ * plus the first `sink` tokens; 0 = full causal attention; masks may be NULL
+ * for all-full). Writes fp32 logits at the `npos` positions `positions`
+ * (same for every sequence) into logits[batch][npos][vocab]. */
+BOSCH_API int bosch_torch_forward(bosch_torch_model *m, const int32_t *tokens, size_t batch,
+                                  size_t len, const uint8_t *masks, uint32_t window,
+                                  uint32_t sink, const int32_t *positions, size_t npos,
+                                  float *logits, char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------ */
+/* Tasks: token sequences with answer spans                                  */
+/* ------------------------------------------------------------------------ */
+/* A sample is a prompt (token ids) followed by an answer span; it is scored
+ * by greedy exact match of the answer tokens, or by their mean
+ * log-probability under teacher forcing. */
+enum bosch_torch_metric {
+    BOSCH_TORCH_METRIC_EXACT = 0,  /* share of samples whose answer is reproduced exactly */
+    BOSCH_TORCH_METRIC_LOGPROB = 1 /* mean log-probability of the answer tokens */
+};
+
+/* Pre-tokenized tasks, one JSON object per line:
+ *   {"prompt": [int, ...], "answer": [int, ...]}
+ * All prompts of a task must have the same length (they are batched). */
+BOSCH_API int bosch_torch_task_load_jsonl(const char *path, bosch_torch_task **out, char *err,
+                                          size_t err_len);
+/* Synthetic needle-in-a-haystack task. Token ids 0, 1, 2 are the markers
+ * KEY, VAL and QRY; filler tokens are uniform in [3, vocab). Each prompt of
+ * `context` tokens holds `needles` needles "KEY k_1..k_K VAL v_1..v_V"
+ * (K = key_len, V = value_len, random tokens) at depths drawn uniformly in
+ * [depth_min, depth_max] (fractions of the context), and ends with the query
+ * "QRY k_1..k_K VAL" of one of them; the answer is its value tokens. Use
+ * different seeds for calibration and held-out sets. */
+BOSCH_API int bosch_torch_task_niah(uint32_t vocab, uint32_t context, uint32_t samples,
+                                    uint32_t needles, uint32_t key_len, uint32_t value_len,
+                                    double depth_min, double depth_max, uint64_t seed,
+                                    bosch_torch_task **out, char *err, size_t err_len);
+/* Writes the task as JSON Lines (the format read above). */
+BOSCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char *path);
+BOSCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t);
+BOSCH_API void bosch_torch_task_free(bosch_torch_task *t);
+
+/* ------------------------------------------------------------------------ */
+/* Evaluator: model + task, ready to plug into the optimizer                 */
+/* ------------------------------------------------------------------------ */
+BOSCH_API int bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_torch_task *t,
+                                           uint32_t window, uint32_t sink, int metric,
+                                           bosch_torch_evaluator **out, char *err,
+                                           size_t err_len);
+BOSCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e);
+/* Candidates scored per forward pass (default 1; K candidates x all samples
+ * go into one batch). */
+BOSCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e, uint32_t candidates);
+/* Prefix cache on/off (default on): hidden states below the lowest layer
+ * whose mask differs from the all-full reference are computed once. */
+BOSCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on);
+/* Scores n masks (bosch_batch_eval_fn signature; pass the evaluator as
+ * `user`): bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, e). */
+BOSCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units, double *scores,
+                                     void *evaluator);
+/* Message of the last failure of this evaluator ("" if none). */
+BOSCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BOSCH_TORCH_H */

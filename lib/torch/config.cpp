@@ -1,0 +1,236 @@
+// config.json of a Hugging Face Qwen3ForCausalLM checkpoint.
+#include "checkpoint.hpp"
+#include "json_util.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace bosch_torch {
+namespace {
+
+using jsonu::JsonPtr;
+
+const size_t kConfigCap = 16u << 20;      // config.json larger than this is not a config
+const int64_t kMaxDim = int64_t(1) << 24; // sanity cap on every size field
+
+json_object *field(json_object *root, const char *name) {
+    json_object *v = nullptr;
+    if (!json_object_object_get_ex(root, name, &v))
+        return nullptr;
+    return v;
+}
+
+bool present(json_object *root, const char *name) {
+    return json_object_object_get_ex(root, name, nullptr);
+}
+
+std::string get_int(json_object *root, const char *name, int64_t &out) {
+    if (!present(root, name))
+        return std::string("missing field ") + name;
+    json_object *v = field(root, name);
+    if (!v || json_object_get_type(v) != json_type_int)
+        return std::string("field ") + name + " must be an integer (got " + jsonu::type_name(v) +
+               ")";
+    int64_t x = json_object_get_int64(v);
+    if (x <= 0)
+        return std::string("field ") + name + " must be positive (got " + std::to_string(x) + ")";
+    if (x > kMaxDim)
+        return std::string("field ") + name + " is implausibly large (" + std::to_string(x) + ")";
+    out = x;
+    return "";
+}
+
+std::string get_number(json_object *v, const std::string &name, double &out) {
+    if (!v ||
+        (json_object_get_type(v) != json_type_double && json_object_get_type(v) != json_type_int))
+        return "field " + name + " must be a number (got " + jsonu::type_name(v) + ")";
+    double x = json_object_get_double(v);
+    if (!std::isfinite(x) || x <= 0)
+        return "field " + name + " must be positive and finite";
+    out = x;
+    return "";
+}
+
+// rope_scaling / rope_parameters: only plain RoPE (no scaling) is implemented.
+std::string check_rope_type(json_object *obj, const char *what) {
+    if (!obj || json_object_get_type(obj) == json_type_null)
+        return "";
+    if (json_object_get_type(obj) != json_type_object)
+        return std::string("field ") + what + " must be an object or null (got " +
+               jsonu::type_name(obj) + ")";
+    json_object *t = field(obj, "rope_type");
+    if (!t)
+        t = field(obj, "type");
+    if (!t || json_object_get_type(t) == json_type_null) {
+        // rope_parameters may carry only rope_theta; a rope_scaling without a type is unknown.
+        if (std::string(what) == "rope_scaling")
+            return "rope_scaling without rope_type is not supported";
+        return "";
+    }
+    if (json_object_get_type(t) != json_type_string)
+        return std::string(what) + ".rope_type must be a string";
+    std::string type = json_object_get_string(t);
+    if (type != "default")
+        return std::string("unsupported ") + what + " type \"" + type +
+               "\" (only plain RoPE, rope_type \"default\", is supported)";
+    return "";
+}
+
+std::string num(double x) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", x);
+    return buf;
+}
+
+} // namespace
+
+std::string load_config(const std::string &dir, Qwen3Config &cfg) {
+    cfg = Qwen3Config();
+    const std::string path = dir + "/config.json";
+    const std::string &P = path;
+    std::string text;
+    std::string err = jsonu::read_file(path, kConfigCap, text);
+    if (!err.empty())
+        return err;
+    JsonPtr root;
+    err = jsonu::parse(text.data(), text.size(), root);
+    if (!err.empty())
+        return P + ": " + err;
+    json_object *r = root.get();
+    if (json_object_get_type(r) != json_type_object)
+        return std::string(P + ": top level must be an object (got ") + jsonu::type_name(r) + ")";
+
+    // Architecture.
+    if (!present(r, "architectures"))
+        return P + ": missing field architectures";
+    json_object *arch = field(r, "architectures");
+    if (!arch || json_object_get_type(arch) != json_type_array)
+        return std::string(P + ": field architectures must be an array (got ") +
+               jsonu::type_name(arch) + ")";
+    size_t narch = json_object_array_length(arch);
+    bool ok = false;
+    std::string names;
+    for (size_t i = 0; i < narch; i++) {
+        json_object *a = json_object_array_get_idx(arch, i);
+        if (!a || json_object_get_type(a) != json_type_string)
+            return P + ": architectures must hold strings";
+        std::string s = json_object_get_string(a);
+        if (s == "Qwen3ForCausalLM")
+            ok = true;
+        names += (names.empty() ? "" : ", ") + s;
+    }
+    if (!ok)
+        return P + ": unsupported architecture " +
+               (names.empty() ? std::string("(none listed)") : names) +
+               " (only Qwen3ForCausalLM is supported)";
+
+    // Sizes.
+    struct {
+        const char *name;
+        int64_t *dst;
+    } ints[] = {
+        {"vocab_size", &cfg.vocab_size},
+        {"hidden_size", &cfg.hidden_size},
+        {"intermediate_size", &cfg.intermediate_size},
+        {"num_hidden_layers", &cfg.num_hidden_layers},
+        {"num_attention_heads", &cfg.num_attention_heads},
+        {"num_key_value_heads", &cfg.num_key_value_heads},
+        {"head_dim", &cfg.head_dim},
+    };
+    for (auto &f : ints) {
+        err = get_int(r, f.name, *f.dst);
+        if (!err.empty())
+            return P + ": " + err;
+    }
+    if (cfg.num_attention_heads % cfg.num_key_value_heads != 0)
+        return P + ": num_attention_heads (" + std::to_string(cfg.num_attention_heads) +
+               ") is not a multiple of num_key_value_heads (" +
+               std::to_string(cfg.num_key_value_heads) + ")";
+    if (cfg.head_dim % 2 != 0)
+        return P + ": head_dim must be even for RoPE (got " + std::to_string(cfg.head_dim) + ")";
+
+    if (!present(r, "rms_norm_eps"))
+        return P + ": missing field rms_norm_eps";
+    err = get_number(field(r, "rms_norm_eps"), "rms_norm_eps", cfg.rms_norm_eps);
+    if (!err.empty())
+        return P + ": " + err;
+
+    // RoPE: top-level rope_theta (transformers < 5) or rope_parameters.rope_theta (newer).
+    bool has_top = present(r, "rope_theta");
+    json_object *params = field(r, "rope_parameters");
+    if (params && json_object_get_type(params) != json_type_null &&
+        json_object_get_type(params) != json_type_object)
+        return std::string(P + ": field rope_parameters must be an object (got ") +
+               jsonu::type_name(params) + ")";
+    bool has_new =
+        params && json_object_get_type(params) == json_type_object && present(params, "rope_theta");
+    if (!has_top && !has_new)
+        return P + ": missing field rope_theta (top level or in rope_parameters)";
+    double top = 0, inner = 0;
+    if (has_top) {
+        err = get_number(field(r, "rope_theta"), "rope_theta", top);
+        if (!err.empty())
+            return P + ": " + err;
+    }
+    if (has_new) {
+        err = get_number(field(params, "rope_theta"), "rope_parameters.rope_theta", inner);
+        if (!err.empty())
+            return P + ": " + err;
+    }
+    if (has_top && has_new && top != inner)
+        return P + ": rope_theta (" + num(top) + ") conflicts with rope_parameters.rope_theta (" +
+               num(inner) + ")";
+    cfg.rope_theta = has_new ? inner : top;
+    err = check_rope_type(field(r, "rope_scaling"), "rope_scaling");
+    if (!err.empty())
+        return P + ": " + err;
+    err = check_rope_type(params, "rope_parameters");
+    if (!err.empty())
+        return P + ": " + err;
+
+    // Optional flags.
+    if (present(r, "tie_word_embeddings")) {
+        json_object *t = field(r, "tie_word_embeddings");
+        if (!t || json_object_get_type(t) != json_type_boolean)
+            return std::string(P + ": field tie_word_embeddings must be a boolean (got ") +
+                   jsonu::type_name(t) + ")";
+        cfg.tie_word_embeddings = json_object_get_boolean(t) != 0;
+    }
+
+    // Features the forward does not implement: refuse rather than compute the wrong model.
+    if (json_object *a = field(r, "hidden_act")) {
+        if (json_object_get_type(a) != json_type_string ||
+            std::string(json_object_get_string(a)) != "silu")
+            return std::string(P + ": unsupported hidden_act ") + json_object_to_json_string(a) +
+                   " (only silu)";
+    }
+    if (json_object *b = field(r, "attention_bias")) {
+        if (json_object_get_type(b) != json_type_boolean)
+            return std::string(P + ": field attention_bias must be a boolean (got ") +
+                   jsonu::type_name(b) + ")";
+        if (json_object_get_boolean(b))
+            return P + ": attention_bias = true is not supported";
+    }
+    if (json_object *s = field(r, "use_sliding_window")) {
+        if (json_object_get_type(s) == json_type_boolean && json_object_get_boolean(s))
+            return P + ": use_sliding_window = true is not supported (the model must "
+                       "use full attention in every layer)";
+    }
+    if (json_object *lt = field(r, "layer_types")) {
+        if (json_object_get_type(lt) == json_type_array) {
+            size_t n = json_object_array_length(lt);
+            for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(lt, i);
+                if (!e || json_object_get_type(e) != json_type_string ||
+                    std::string(json_object_get_string(e)) != "full_attention")
+                    return P + ": layer_types[" + std::to_string(i) + "] is " +
+                           (e ? json_object_to_json_string(e) : "null") +
+                           " (only full_attention is supported)";
+            }
+        }
+    }
+    return "";
+}
+
+} // namespace bosch_torch

@@ -1,0 +1,80 @@
+// Scores unit masks on a task: K candidates x M samples per forward, a prefix
+// activation cache, logits only at the scored positions.
+#pragma once
+
+#include "model.hpp"
+#include "tasks.hpp"
+
+#include <string>
+#include <vector>
+
+namespace bosch_torch {
+
+enum class Metric { Exact = 0, Logprob = 1 };
+
+class Evaluator {
+public:
+    // Throws Failure(BOSCH_E_INVALID) when a task token is >= the vocabulary,
+    // window < 1 or the metric is unknown.
+    Evaluator(Model &model, const Task &task, Window w, Metric metric);
+
+    void set_batch(uint32_t candidates) { batch_ = candidates ? candidates : 1; }
+    uint32_t batch() const { return batch_; }
+    void set_prefix_cache(bool on);
+    bool prefix_cache() const { return cache_on_; }
+    // Bytes the cache may hold (default: 2 GiB on CPU, 8 GiB on CUDA; the
+    // environment variable BOSCH_TORCH_CACHE_MB overrides the default). When
+    // not every layer fits, evenly spaced layers are cached and a candidate
+    // starts from the highest cached layer not above its first SWA layer.
+    // If the device runs out of memory while the cache is built, the
+    // evaluator continues without it.
+    void set_cache_budget(int64_t bytes);
+    int64_t cache_budget() const { return cache_budget_; }
+    // Layers whose input hidden states are cached (empty until first use).
+    std::vector<int64_t> cached_layers() const;
+
+    // masks: n x (layers * kv_heads) bytes, nonzero = SWA. Writes n scores
+    // (mean over samples of the metric). Candidates are grouped by start
+    // layer (with the cache: the highest cached layer not above the
+    // candidate's first SWA layer; without: 0) and each group is run in
+    // forwards of at most batch() candidates x all samples. Throws on failure.
+    void score(const uint8_t *masks, size_t n, double *scores);
+
+    // Work counter for tests: sum over forwards of batch rows x layers run.
+    int64_t layer_rows() const { return layer_rows_; }
+
+    std::string last_error;
+
+private:
+    void build_cache();
+    int64_t start_layer(const uint8_t *mask) const;
+    void score_group(const uint8_t *masks, const std::vector<size_t> &idx, int64_t start,
+                     double *scores);
+
+    Model &model_;
+    Window w_;
+    Metric metric_;
+    uint32_t batch_ = 1;
+    bool cache_on_ = true;
+    int64_t cache_budget_ = 0;
+    int64_t M_ = 0, T_ = 0, A_ = 0; // samples, sequence length, longest answer
+    torch::Tensor tokens_;          // int64 [M, T]: prompt + answer[:-1], right-padded
+    torch::Tensor rows_;            // int64 [M, A]: scored positions (b*T + t)
+    torch::Tensor targets_;         // int64 [M, A]: answer tokens (0 where padded)
+    torch::Tensor valid_;           // bool [M, A]
+    torch::Tensor lengths_;         // f32 [M]: answer lengths
+    std::vector<torch::Tensor> cache_; // [layers + 1]; defined = cached input of that layer
+    bool cache_built_ = false;
+    int64_t layer_rows_ = 0;
+};
+
+} // namespace bosch_torch
+
+struct bosch_torch_model {
+    std::unique_ptr<bosch_torch::Model> model;
+};
+
+struct bosch_torch_evaluator {
+    std::unique_ptr<bosch_torch::Evaluator> ev;
+    bosch_torch_model *model = nullptr;
+};

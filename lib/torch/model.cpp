@@ -1,0 +1,321 @@
+// Qwen3 forward with per-unit (layer, KV group) full / sliding-window attention.
+// See model.hpp for the semantics; the order of operations (and of dtype
+// casts) mirrors Hugging Face modeling_qwen3.py with eager attention so that
+// bf16 results match it as closely as the kernels allow.
+#include "model.hpp"
+
+#include "failure.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+
+namespace bosch_torch {
+
+const char *dtype_name(torch::ScalarType t) {
+    switch (t) {
+    case torch::kFloat32:
+        return "f32";
+    case torch::kBFloat16:
+        return "bf16";
+    case torch::kFloat16:
+        return "f16";
+    default:
+        return "?";
+    }
+}
+
+namespace {
+
+std::string layer_name(int64_t l, const char *suffix) {
+    return "model.layers." + std::to_string(l) + "." + suffix;
+}
+
+// Moves a tensor out of the map (so its CPU copy can be freed early) and
+// converts it to the model's device and dtype.
+torch::Tensor take(TensorMap &w, const std::string &name, torch::Device dev,
+                   torch::ScalarType dt) {
+    auto it = w.find(name);
+    if (it == w.end())
+        invalid("checkpoint: missing tensor " + name);
+    torch::Tensor t = it->second.to(dev, dt).contiguous();
+    w.erase(it);
+    return t;
+}
+
+void expect_shape(const torch::Tensor &t, const std::string &name,
+                  std::initializer_list<int64_t> shape) {
+    if (t.sizes() != c10::IntArrayRef(shape)) {
+        std::string want = "[";
+        for (auto s : shape)
+            want += (want.size() > 1 ? ", " : "") + std::to_string(s);
+        want += "]";
+        invalid("checkpoint: tensor " + name + " has shape " + c10::str(t.sizes()) +
+                ", expected " + want);
+    }
+}
+
+// Refuses a dtype the device's kernels lack (f16 matmul / silu on CPU in
+// libtorch 1.x) at load time rather than failing in the first forward.
+void probe_dtype(torch::Device dev, torch::ScalarType dt) {
+    try {
+        torch::Tensor a = torch::ones({2, 2}, torch::TensorOptions().dtype(dt).device(dev));
+        torch::Tensor b = torch::silu(torch::linear(a, a));
+        (void)torch::softmax(b, -1, torch::kFloat32);
+    } catch (const c10::Error &) {
+        invalid(std::string("dtype ") + dtype_name(dt) + " is not supported on " + dev.str() +
+                " by this libtorch (use f32 or bf16)");
+    }
+}
+
+} // namespace
+
+std::unique_ptr<Model> Model::load(const std::string &dir, torch::Device device,
+                                   torch::ScalarType dtype) {
+    {
+        std::ifstream f(dir + "/config.json");
+        if (!f)
+            io_error("cannot open " + dir + "/config.json");
+    }
+    {
+        std::ifstream a(dir + "/model.safetensors"), b(dir + "/model.safetensors.index.json");
+        if (!a && !b)
+            io_error("cannot open " + dir + "/model.safetensors (nor " + dir +
+                     "/model.safetensors.index.json)");
+    }
+    Qwen3Config cfg;
+    std::string err = load_config(dir, cfg);
+    if (!err.empty())
+        invalid(err);
+    probe_dtype(device, dtype); // before reading gigabytes
+    TensorMap w;
+    err = load_weights(dir, w);
+    if (!err.empty())
+        invalid(err);
+    err = check_weights(cfg, w);
+    if (!err.empty())
+        invalid(err);
+    return from_weights(cfg, w, device, dtype);
+}
+
+std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
+                                           torch::Device device, torch::ScalarType dtype) {
+    if (cfg.num_hidden_layers <= 0 || cfg.num_key_value_heads <= 0 ||
+        cfg.num_attention_heads % cfg.num_key_value_heads != 0 || cfg.head_dim <= 0 ||
+        cfg.head_dim % 2 != 0 || cfg.vocab_size <= 0 || cfg.hidden_size <= 0 ||
+        cfg.intermediate_size <= 0)
+        invalid("checkpoint: inconsistent config");
+    probe_dtype(device, dtype);
+    std::unique_ptr<Model> m(new Model(cfg, device, dtype));
+    // Tiles of the attention scores / MLP intermediates: larger on a GPU
+    // (fewer kernel launches); BOSCH_TORCH_BLOCK_MB overrides.
+    m->block_bytes_ = device.is_cuda() ? int64_t(2) << 30 : int64_t(256) << 20;
+    if (const char *env = std::getenv("BOSCH_TORCH_BLOCK_MB")) {
+        char *end = nullptr;
+        long long mb = std::strtoll(env, &end, 10);
+        if (end != env && *end == '\0' && mb > 0)
+            m->block_bytes_ = int64_t(mb) << 20;
+    }
+    const int64_t H = cfg.hidden_size, I = cfg.intermediate_size, D = cfg.head_dim;
+    const int64_t nq = cfg.num_attention_heads * D, nkv = cfg.num_key_value_heads * D;
+    m->embed_ = take(w, "model.embed_tokens.weight", device, dtype);
+    expect_shape(m->embed_, "model.embed_tokens.weight", {cfg.vocab_size, H});
+    m->final_norm_ = take(w, "model.norm.weight", device, dtype);
+    expect_shape(m->final_norm_, "model.norm.weight", {H});
+    // Hugging Face ties lm_head to the embeddings when tie_word_embeddings is
+    // set (a stored lm_head.weight is then ignored).
+    if (cfg.tie_word_embeddings) {
+        m->lm_head_ = m->embed_;
+        w.erase("lm_head.weight");
+    } else {
+        m->lm_head_ = take(w, "lm_head.weight", device, dtype);
+        expect_shape(m->lm_head_, "lm_head.weight", {cfg.vocab_size, H});
+    }
+    m->layers_.resize(size_t(cfg.num_hidden_layers));
+    for (int64_t l = 0; l < cfg.num_hidden_layers; l++) {
+        LayerWeights &L = m->layers_[size_t(l)];
+        struct {
+            torch::Tensor *dst;
+            const char *name;
+            std::initializer_list<int64_t> shape;
+        } spec[] = {
+            {&L.input_norm, "input_layernorm.weight", {H}},
+            {&L.q_proj, "self_attn.q_proj.weight", {nq, H}},
+            {&L.k_proj, "self_attn.k_proj.weight", {nkv, H}},
+            {&L.v_proj, "self_attn.v_proj.weight", {nkv, H}},
+            {&L.o_proj, "self_attn.o_proj.weight", {H, nq}},
+            {&L.q_norm, "self_attn.q_norm.weight", {D}},
+            {&L.k_norm, "self_attn.k_norm.weight", {D}},
+            {&L.post_norm, "post_attention_layernorm.weight", {H}},
+            {&L.gate_proj, "mlp.gate_proj.weight", {I, H}},
+            {&L.up_proj, "mlp.up_proj.weight", {I, H}},
+            {&L.down_proj, "mlp.down_proj.weight", {H, I}},
+        };
+        for (auto &s : spec) {
+            std::string name = layer_name(l, s.name);
+            *s.dst = take(w, name, device, dtype);
+            expect_shape(*s.dst, name, s.shape);
+        }
+    }
+    return m;
+}
+
+torch::Tensor Model::rms_norm(const torch::Tensor &x, const torch::Tensor &weight) const {
+    // HF Qwen3RMSNorm: fp32 statistics, cast back to the input dtype, then
+    // weight * x (in the model dtype).
+    torch::Tensor h = x.to(torch::kFloat32);
+    torch::Tensor var = h.pow(2).mean(-1, /*keepdim=*/true);
+    h = h * torch::rsqrt(var + cfg_.rms_norm_eps);
+    return weight * h.to(x.scalar_type());
+}
+
+void Model::ensure_rope(int64_t len) {
+    if (cos_.defined() && cos_.size(0) >= len)
+        return;
+    // Same arithmetic as HF Qwen3RotaryEmbedding (default rope): fp32
+    // inv_freq = 1 / theta^(arange(0, D, 2) / D), freqs = pos * inv_freq,
+    // emb = cat(freqs, freqs); cos/sin in fp32, then cast to the dtype.
+    const int64_t D = cfg_.head_dim;
+    auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device_);
+    torch::Tensor exponent =
+        torch::arange(0, D, 2, torch::TensorOptions().dtype(torch::kInt64).device(device_))
+            .to(torch::kFloat32) /
+        double(D);
+    torch::Tensor inv_freq = torch::pow(cfg_.rope_theta, exponent).reciprocal();
+    torch::Tensor pos = torch::arange(len, f32);
+    torch::Tensor freqs = pos.unsqueeze(1) * inv_freq.unsqueeze(0); // [T, D/2]
+    torch::Tensor emb = torch::cat({freqs, freqs}, -1);
+    cos_ = emb.cos().to(dtype_);
+    sin_ = emb.sin().to(dtype_);
+}
+
+torch::Tensor Model::embed(const torch::Tensor &tokens) const {
+    return torch::embedding(embed_, tokens);
+}
+
+namespace {
+
+torch::Tensor rotate_half(const torch::Tensor &x) {
+    const int64_t half = x.size(-1) / 2;
+    return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+} // namespace
+
+torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
+                               const Window &w) {
+    const LayerWeights &L = layers_[size_t(layer)];
+    const int64_t B = x.size(0), T = x.size(1), D = cfg_.head_dim;
+    const int64_t G = cfg_.num_key_value_heads, nH = cfg_.num_attention_heads, r = nH / G;
+    const double scale = std::pow(double(D), -0.5);
+
+    torch::Tensor q = rms_norm(torch::linear(x, L.q_proj).view({B, T, nH, D}), L.q_norm)
+                          .transpose(1, 2); // [B, nH, T, D]
+    torch::Tensor k = rms_norm(torch::linear(x, L.k_proj).view({B, T, G, D}), L.k_norm)
+                          .transpose(1, 2); // [B, G, T, D]
+    torch::Tensor v = torch::linear(x, L.v_proj).view({B, T, G, D}).transpose(1, 2).contiguous();
+    ensure_rope(T);
+    torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);
+    q = (q * cos + rotate_half(q) * sin).contiguous();
+    k = (k * cos + rotate_half(k) * sin).contiguous();
+
+    // GQA without repeat_kv: query head g*r+i of KV group g is row block i of
+    // [B, G, r*n, D] against the group's keys [B, G, D, t1].
+    torch::Tensor q5 = q.view({B, G, r, T, D});
+    torch::Tensor out = torch::empty({B, G, r, T, D}, q.options());
+
+    // Per-batch-element unit masks of this layer.
+    torch::Tensor swa_units; // bool [B, G, 1, 1, 1] or undefined
+    if (units.defined()) {
+        torch::Tensor m = units.select(1, layer); // [B, G]
+        if (m.any().item<bool>())
+            swa_units = m.view({B, G, 1, 1, 1});
+    }
+
+    // Query tiling: the fp32 score block [B, G, r, n, T] stays under block_bytes_.
+    const int64_t per_row = std::max<int64_t>(1, B * nH * T * 4);
+    // At least 8 tiles for long sequences: keys beyond a tile's last query are
+    // skipped (causal), which saves up to ~45% of the score work.
+    const int64_t n_cap = std::max<int64_t>(128, (T + 7) / 8);
+    const int64_t n_block =
+        std::max<int64_t>(1, std::min({T, n_cap, block_bytes_ / per_row}));
+    auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(device_);
+    for (int64_t t0 = 0; t0 < T; t0 += n_block) {
+        const int64_t n = std::min(n_block, T - t0), t1 = t0 + n; // keys 0..t1-1 suffice (causal)
+        torch::Tensor qc = q5.narrow(3, t0, n).reshape({B, G, r * n, D});
+        torch::Tensor kc = k.narrow(2, 0, t1), vc = v.narrow(2, 0, t1);
+        torch::Tensor scores = torch::matmul(qc, kc.transpose(-1, -2)) * scale; // [B,G,r*n,t1]
+        scores = scores.view({B, G, r, n, t1});
+
+        torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
+        torch::Tensor kj = torch::arange(0, t1, i64).unsqueeze(0);  // [1, t1]
+        torch::Tensor allowed = kj <= qi;                            // causal [n, t1]
+        if (swa_units.defined()) {
+            torch::Tensor swa = allowed & ((kj > qi - w.window) | (kj < w.sink));
+            allowed = torch::where(swa_units, swa, allowed); // [B, G, 1, n, t1]
+        }
+        scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity());
+        torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
+        torch::Tensor oc = torch::matmul(probs.view({B, G, r * n, t1}), vc); // [B,G,r*n,D]
+        out.narrow(3, t0, n).copy_(oc.view({B, G, r, n, D}));
+    }
+    if (hook)
+        hook(layer, out.view({B, nH, T, D}));
+    // [B, G, r, T, D] -> [B, T, nH * D] with head index g*r + i (HF order).
+    torch::Tensor o = out.permute({0, 3, 1, 2, 4}).reshape({B, T, nH * D});
+    return torch::linear(o, L.o_proj);
+}
+
+torch::Tensor Model::mlp(int64_t layer, const torch::Tensor &x) const {
+    const LayerWeights &L = layers_[size_t(layer)];
+    const int64_t B = x.size(0), T = x.size(1), H = x.size(2), I = cfg_.intermediate_size;
+    const int64_t rows = B * T;
+    const int64_t per_row = std::max<int64_t>(1, I * int64_t(x.element_size()) * 3);
+    const int64_t block = std::max<int64_t>(1, block_bytes_ / per_row);
+    torch::Tensor flat = x.reshape({rows, H});
+    auto f = [&](const torch::Tensor &xb) {
+        return torch::linear(torch::silu(torch::linear(xb, L.gate_proj)) *
+                                 torch::linear(xb, L.up_proj),
+                             L.down_proj);
+    };
+    if (block >= rows)
+        return f(flat).view({B, T, H});
+    torch::Tensor out = torch::empty({rows, H}, x.options());
+    for (int64_t r0 = 0; r0 < rows; r0 += block) {
+        const int64_t n = std::min(block, rows - r0);
+        out.narrow(0, r0, n).copy_(f(flat.narrow(0, r0, n)));
+    }
+    return out.view({B, T, H});
+}
+
+torch::Tensor Model::run_layers(torch::Tensor h, const torch::Tensor &units, const Window &w,
+                                int64_t from, int64_t to) {
+    if (from < 0 || to > layers() || from > to)
+        invalid("run_layers: bad layer range");
+    if (units.defined()) {
+        TORCH_CHECK(units.dim() == 3 && units.size(0) == h.size(0) && units.size(1) == layers() &&
+                        units.size(2) == kv_heads() && units.scalar_type() == torch::kBool,
+                    "run_layers: units must be bool [B, layers, kv_heads]");
+    }
+    for (int64_t l = from; l < to; l++) {
+        const LayerWeights &L = layers_[size_t(l)];
+        // Functional updates only: callers may keep earlier hidden states.
+        h = h + attention(l, rms_norm(h, L.input_norm), units, w);
+        h = h + mlp(l, rms_norm(h, L.post_norm));
+    }
+    return h;
+}
+
+torch::Tensor Model::logits(const torch::Tensor &h) const {
+    return torch::linear(rms_norm(h, final_norm_), lm_head_).to(torch::kFloat32);
+}
+
+torch::Tensor Model::forward(const torch::Tensor &tokens, const torch::Tensor &units,
+                             const Window &w, const torch::Tensor &positions) {
+    torch::Tensor h = run_layers(embed(tokens), units, w, 0, layers());
+    return logits(h.index_select(1, positions));
+}
+
+} // namespace bosch_torch

@@ -1,0 +1,108 @@
+// Qwen3 forward with a per-(layer, KV group) attention mask: each unit attends
+// either with full causal attention or with a sliding window plus sink tokens.
+// Semantics follow Hugging Face modeling_qwen3.py (eager attention) exactly:
+//   RMSNorm: x * rsqrt(mean(x^2) + eps) in fp32, cast back, then weight * x;
+//   q/k/v projections, per-head q_norm/k_norm before RoPE (rotate_half),
+//   GQA (KV head j serves query heads j*r .. j*r+r-1), scale head_dim^-0.5,
+//   scores + mask, softmax in fp32, o_proj, residual, post-attention norm,
+//   SwiGLU MLP, residual; final norm and lm_head (or tied embeddings).
+//
+// Every function may throw (c10::Error, std::exception); the C shim catches.
+#pragma once
+
+#include "checkpoint.hpp"
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace bosch_torch {
+
+struct LayerWeights {
+    torch::Tensor input_norm, q_proj, k_proj, v_proj, o_proj, q_norm, k_norm, post_norm, gate_proj,
+        up_proj, down_proj;
+};
+
+// Sliding-window geometry shared by all SWA units of a forward: query t sees
+// key s iff s <= t and (s > t - window or s < sink).
+struct Window {
+    int64_t window = 1;
+    int64_t sink = 0;
+};
+
+// Called after the attention of a layer (before o_proj) with the per-head
+// outputs [B, heads, T, head_dim] (head h = g * r + i uses KV head g). Tests
+// only; empty by default.
+using AttentionHook = std::function<void(int64_t layer, const torch::Tensor &heads)>;
+
+class Model {
+public:
+    // Loads and checks config + weights, converts them to `dtype` on `device`.
+    // Throws std::runtime_error with the loader's message on bad input.
+    static std::unique_ptr<Model> load(const std::string &dir, torch::Device device,
+                                       torch::ScalarType dtype);
+    // Builds a model from tensors already in memory (tests, tools).
+    static std::unique_ptr<Model> from_weights(const Qwen3Config &cfg, TensorMap &w,
+                                               torch::Device device, torch::ScalarType dtype);
+
+    const Qwen3Config &config() const { return cfg_; }
+    torch::Device device() const { return device_; }
+    torch::ScalarType dtype() const { return dtype_; }
+    int64_t layers() const { return cfg_.num_hidden_layers; }
+    int64_t kv_heads() const { return cfg_.num_key_value_heads; }
+    int64_t heads_per_group() const { return cfg_.num_attention_heads / cfg_.num_key_value_heads; }
+    int64_t vocab() const { return cfg_.vocab_size; }
+    int64_t hidden() const { return cfg_.hidden_size; }
+
+    // tokens: int64 [B, T] on the model's device -> hidden [B, T, H] (dtype).
+    torch::Tensor embed(const torch::Tensor &tokens) const;
+    // Runs layers [from, to) on hidden states h [B, T, H]. `units`: bool
+    // [B, L, G] on the model's device (true = SWA), or an undefined tensor
+    // for all-full. Returns the hidden state entering layer `to`.
+    torch::Tensor run_layers(torch::Tensor h, const torch::Tensor &units, const Window &w,
+                             int64_t from, int64_t to);
+    // Final norm + lm_head on selected rows h [..., H] -> fp32 logits [..., V].
+    torch::Tensor logits(const torch::Tensor &h) const;
+    // Full forward: tokens [B, T] int64, units as above; logits at `positions`
+    // (int64 [P], same for every sequence) -> fp32 [B, P, V].
+    torch::Tensor forward(const torch::Tensor &tokens, const torch::Tensor &units,
+                          const Window &w, const torch::Tensor &positions);
+
+    // Upper bound on the bytes of one attention score block (fp32) and on the
+    // MLP intermediate of one row block; the forward tiles queries / rows to
+    // stay below it. Results do not depend on it beyond fp rounding.
+    void set_block_bytes(int64_t bytes) { block_bytes_ = bytes > 0 ? bytes : block_bytes_; }
+    int64_t block_bytes() const { return block_bytes_; }
+
+    AttentionHook hook; // tests only
+
+    // One thread at a time (torch.h): the C API holds this while computing.
+    std::mutex mutex;
+
+private:
+    Model(const Qwen3Config &cfg, torch::Device device, torch::ScalarType dtype)
+        : cfg_(cfg), device_(device), dtype_(dtype) {}
+    torch::Tensor rms_norm(const torch::Tensor &x, const torch::Tensor &weight) const;
+    torch::Tensor attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
+                            const Window &w);
+    torch::Tensor mlp(int64_t layer, const torch::Tensor &x) const;
+    void ensure_rope(int64_t len);
+
+    Qwen3Config cfg_;
+    torch::Device device_;
+    torch::ScalarType dtype_;
+    torch::Tensor embed_, final_norm_, lm_head_;
+    std::vector<LayerWeights> layers_;
+    torch::Tensor cos_, sin_; // [T_cached, head_dim] in dtype
+    int64_t block_bytes_ = int64_t(256) << 20;
+};
+
+// "f32"/"bf16"/... names for messages.
+const char *dtype_name(torch::ScalarType t);
+
+} // namespace bosch_torch

@@ -1,0 +1,371 @@
+// The extern "C" API of libbosch-torch (include/bosch/torch.h). No C++
+// exception crosses this boundary: every entry point catches and maps
+//   Failure                    -> its status (BOSCH_E_INVALID: bad argument or
+//                                 bad input data such as a malformed checkpoint
+//                                 or task; BOSCH_E_IO: a file could not be
+//                                 opened, read or written)
+//   std::bad_alloc, c10 OOM    -> BOSCH_E_NOMEM
+//   other c10::Error / std::exception / anything else
+//                              -> BOSCH_E_EVALUATOR (libtorch failed while
+//                                 computing: a device error, an unsupported
+//                                 dtype on this device, ...)
+// and writes the message into `err` (or the evaluator's last error).
+#include "bosch/torch.h"
+
+#include "evaluator.hpp"
+#include "failure.hpp"
+#include "model.hpp"
+#include "tasks.hpp"
+
+#include <c10/util/Exception.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+
+using namespace bosch_torch;
+
+namespace {
+
+void set_err(char *err, size_t len, const std::string &msg) {
+    if (!err || len == 0)
+        return;
+    size_t n = std::min(msg.size(), len - 1);
+    memcpy(err, msg.data(), n);
+    err[n] = '\0';
+}
+
+// c10 messages carry a C++ backtrace after the first line; keep the first
+// line (the reason) only.
+std::string first_line(const char *what) {
+    std::string s = what ? what : "";
+    size_t nl = s.find('\n');
+    if (nl != std::string::npos)
+        s.resize(nl);
+    return s;
+}
+
+// Runs f, mapping exceptions to a status and message.
+template <class F> int guarded(std::string &msg, F &&f) {
+    try {
+        f();
+        msg.clear();
+        return BOSCH_OK;
+    } catch (const Failure &e) {
+        msg = e.what();
+        return e.status;
+    } catch (const std::bad_alloc &) {
+        msg = "out of memory";
+        return BOSCH_E_NOMEM;
+    } catch (const c10::OutOfMemoryError &e) {
+        msg = "out of device memory: " + first_line(e.what_without_backtrace());
+        return BOSCH_E_NOMEM;
+    } catch (const c10::Error &e) {
+        std::string w = first_line(e.what_without_backtrace());
+        msg = "libtorch: " + w;
+        if (w.find("out of memory") != std::string::npos)
+            return BOSCH_E_NOMEM;
+        return BOSCH_E_EVALUATOR;
+    } catch (const std::exception &e) {
+        msg = first_line(e.what());
+        return BOSCH_E_EVALUATOR;
+    } catch (...) {
+        msg = "unknown C++ exception";
+        return BOSCH_E_EVALUATOR;
+    }
+}
+
+template <class F> int guarded_err(char *err, size_t err_len, F &&f) {
+    std::string msg;
+    int st = guarded(msg, std::forward<F>(f));
+    if (st != BOSCH_OK)
+        set_err(err, err_len, msg);
+    else
+        set_err(err, err_len, "");
+    return st;
+}
+
+torch::Device pick_device(int device) {
+    switch (device) {
+    case BOSCH_TORCH_DEVICE_AUTO:
+        return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0)
+                                           : torch::Device(torch::kCPU);
+    case BOSCH_TORCH_DEVICE_CPU:
+        return torch::Device(torch::kCPU);
+    case BOSCH_TORCH_DEVICE_CUDA:
+        if (!torch::cuda::is_available())
+            invalid("CUDA requested but not available (CPU-only libtorch, or no visible device)");
+        return torch::Device(torch::kCUDA, 0);
+    default:
+        invalid("unknown device " + std::to_string(device));
+    }
+}
+
+torch::ScalarType pick_dtype(int dtype, const torch::Device &dev) {
+    switch (dtype) {
+    case BOSCH_TORCH_DTYPE_AUTO:
+        return dev.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
+    case BOSCH_TORCH_DTYPE_F32:
+        return torch::kFloat32;
+    case BOSCH_TORCH_DTYPE_BF16:
+        return torch::kBFloat16;
+    case BOSCH_TORCH_DTYPE_F16:
+        return torch::kFloat16;
+    default:
+        invalid("unknown dtype " + std::to_string(dtype));
+    }
+}
+
+} // namespace
+
+extern "C" {
+
+BOSCH_API int bosch_torch_cuda_available(void) {
+    try {
+        return torch::cuda::is_available() ? 1 : 0;
+    } catch (...) {
+        return 0;
+    }
+}
+
+BOSCH_API int bosch_torch_model_load(const char *dir, int device, int dtype,
+                                     bosch_torch_model **out, char *err, size_t err_len) {
+    if (out)
+        *out = nullptr;
+    return guarded_err(err, err_len, [&] {
+        if (!dir || !out)
+            invalid("dir and out must not be NULL");
+        torch::Device dev = pick_device(device);
+        torch::ScalarType dt = pick_dtype(dtype, dev);
+        torch::InferenceMode guard;
+        std::unique_ptr<bosch_torch_model> h(new bosch_torch_model);
+        h->model = Model::load(dir, dev, dt);
+        *out = h.release();
+    });
+}
+
+BOSCH_API void bosch_torch_model_free(bosch_torch_model *m) {
+    try {
+        delete m;
+    } catch (...) {
+    }
+}
+
+BOSCH_API int bosch_torch_model_shape(const bosch_torch_model *m, uint32_t *layers,
+                                      uint32_t *kv_heads, uint32_t *heads_per_group,
+                                      uint32_t *vocab) {
+    if (!m || !m->model)
+        return BOSCH_E_INVALID;
+    const Model &md = *m->model;
+    if (layers)
+        *layers = uint32_t(md.layers());
+    if (kv_heads)
+        *kv_heads = uint32_t(md.kv_heads());
+    if (heads_per_group)
+        *heads_per_group = uint32_t(md.heads_per_group());
+    if (vocab)
+        *vocab = uint32_t(md.vocab());
+    return BOSCH_OK;
+}
+
+BOSCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model *m) {
+    if (!m || !m->model)
+        return nullptr;
+    const Model &md = *m->model;
+    return bosch_problem_create(uint32_t(md.layers()), uint32_t(md.kv_heads()),
+                                uint32_t(md.heads_per_group()));
+}
+
+BOSCH_API int bosch_torch_forward(bosch_torch_model *m, const int32_t *tokens, size_t batch,
+                                  size_t len, const uint8_t *masks, uint32_t window,
+                                  uint32_t sink, const int32_t *positions, size_t npos,
+                                  float *logits, char *err, size_t err_len) {
+    return guarded_err(err, err_len, [&] {
+        if (!m || !m->model || !tokens || batch == 0 || len == 0)
+            invalid("model and tokens must not be NULL; batch and len must be positive");
+        if (npos > 0 && (!positions || !logits))
+            invalid("positions and logits must not be NULL");
+        if (window < 1)
+            invalid("window must be at least 1");
+        Model &md = *m->model;
+        const size_t cap = size_t(std::numeric_limits<int64_t>::max() / 8);
+        if (len > cap / batch)
+            invalid("batch x len too large");
+        if (npos > 0 && size_t(md.vocab()) > cap / npos / batch)
+            invalid("batch x npos x vocab too large");
+        for (size_t i = 0; i < batch * len; i++)
+            if (tokens[i] < 0 || int64_t(tokens[i]) >= md.vocab())
+                invalid("token " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
+                        " is outside the vocabulary [0, " + std::to_string(md.vocab()) + ")");
+        for (size_t j = 0; j < npos; j++)
+            if (positions[j] < 0 || size_t(positions[j]) >= len)
+                invalid("position " + std::to_string(positions[j]) + " is outside [0, " +
+                        std::to_string(len) + ")");
+        if (npos == 0)
+            return;
+        std::lock_guard<std::mutex> lock(md.mutex);
+        torch::InferenceMode guard;
+        const torch::Device dev = md.device();
+        const int64_t B = int64_t(batch), T = int64_t(len), P = int64_t(npos);
+        const int64_t L = md.layers(), G = md.kv_heads();
+        torch::Tensor tok =
+            torch::from_blob(const_cast<int32_t *>(tokens), {B, T},
+                             torch::TensorOptions().dtype(torch::kInt32))
+                .to(dev, torch::kInt64);
+        torch::Tensor units;
+        if (masks)
+            units = torch::from_blob(const_cast<uint8_t *>(masks), {B, L, G},
+                                     torch::TensorOptions().dtype(torch::kUInt8))
+                        .to(dev, torch::kBool);
+        torch::Tensor pos = torch::from_blob(const_cast<int32_t *>(positions), {P},
+                                             torch::TensorOptions().dtype(torch::kInt32))
+                                .to(dev, torch::kInt64);
+        Window w;
+        w.window = int64_t(window);
+        w.sink = int64_t(sink);
+        torch::Tensor out = md.forward(tok, units, w, pos).to(torch::kCPU).contiguous();
+        memcpy(logits, out.data_ptr<float>(), size_t(out.numel()) * sizeof(float));
+    });
+}
+
+BOSCH_API int bosch_torch_task_load_jsonl(const char *path, bosch_torch_task **out, char *err,
+                                          size_t err_len) {
+    if (out)
+        *out = nullptr;
+    return guarded_err(err, err_len, [&] {
+        if (!path || !out)
+            invalid("path and out must not be NULL");
+        std::unique_ptr<bosch_torch_task> t(new bosch_torch_task);
+        t->task = load_jsonl(path);
+        *out = t.release();
+    });
+}
+
+BOSCH_API int bosch_torch_task_niah(uint32_t vocab, uint32_t context, uint32_t samples,
+                                    uint32_t needles, uint32_t key_len, uint32_t value_len,
+                                    double depth_min, double depth_max, uint64_t seed,
+                                    bosch_torch_task **out, char *err, size_t err_len) {
+    if (out)
+        *out = nullptr;
+    return guarded_err(err, err_len, [&] {
+        if (!out)
+            invalid("out must not be NULL");
+        NiahParams p;
+        p.vocab = vocab;
+        p.context = context;
+        p.samples = samples;
+        p.needles = needles;
+        p.key_len = key_len;
+        p.value_len = value_len;
+        p.depth_min = depth_min;
+        p.depth_max = depth_max;
+        p.seed = seed;
+        std::unique_ptr<bosch_torch_task> t(new bosch_torch_task);
+        t->task = make_niah(p);
+        *out = t.release();
+    });
+}
+
+BOSCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char *path) {
+    std::string msg;
+    return guarded(msg, [&] {
+        if (!t || !path)
+            invalid("task and path must not be NULL");
+        write_jsonl(t->task, path);
+    });
+}
+
+BOSCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t) {
+    return t ? t->task.samples.size() : 0;
+}
+
+BOSCH_API void bosch_torch_task_free(bosch_torch_task *t) { delete t; }
+
+BOSCH_API int bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_torch_task *t,
+                                           uint32_t window, uint32_t sink, int metric,
+                                           bosch_torch_evaluator **out, char *err,
+                                           size_t err_len) {
+    if (out)
+        *out = nullptr;
+    return guarded_err(err, err_len, [&] {
+        if (!m || !m->model || !t || !out)
+            invalid("model, task and out must not be NULL");
+        if (metric != BOSCH_TORCH_METRIC_EXACT && metric != BOSCH_TORCH_METRIC_LOGPROB)
+            invalid("unknown metric " + std::to_string(metric));
+        Window w;
+        w.window = int64_t(window);
+        w.sink = int64_t(sink);
+        std::lock_guard<std::mutex> lock(m->model->mutex);
+        torch::InferenceMode guard;
+        std::unique_ptr<bosch_torch_evaluator> e(new bosch_torch_evaluator);
+        e->model = m;
+        e->ev.reset(new Evaluator(*m->model, t->task, w, Metric(metric)));
+        *out = e.release();
+    });
+}
+
+BOSCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e) {
+    if (!e)
+        return;
+    try {
+        std::lock_guard<std::mutex> lock(e->model->model->mutex);
+        e->ev.reset();
+    } catch (...) {
+    }
+    delete e;
+}
+
+BOSCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e, uint32_t candidates) {
+    if (!e || candidates == 0)
+        return BOSCH_E_INVALID;
+    std::lock_guard<std::mutex> lock(e->model->model->mutex);
+    e->ev->set_batch(candidates);
+    return BOSCH_OK;
+}
+
+BOSCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on) {
+    if (!e)
+        return BOSCH_E_INVALID;
+    std::lock_guard<std::mutex> lock(e->model->model->mutex);
+    e->ev->set_prefix_cache(on != 0);
+    return BOSCH_OK;
+}
+
+// Returns BOSCH_OK, or a negative enum bosch_error (the optimizer reports it
+// through bosch_evaluator_status()); the message is in
+// bosch_torch_evaluator_last_error().
+BOSCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units, double *scores,
+                                     void *evaluator) {
+    auto *e = static_cast<bosch_torch_evaluator *>(evaluator);
+    if (!e || !e->ev)
+        return BOSCH_E_INVALID;
+    Evaluator &ev = *e->ev;
+    Model &md = *e->model->model;
+    std::string msg;
+    int st;
+    {
+        std::lock_guard<std::mutex> lock(md.mutex);
+        st = guarded(msg, [&] {
+            if (units != size_t(md.layers() * md.kv_heads()))
+                invalid("mask has " + std::to_string(units) + " units, the model has " +
+                        std::to_string(md.layers() * md.kv_heads()) + " (layers x KV heads)");
+            if (n > 0 && (!masks || !scores))
+                invalid("masks and scores must not be NULL");
+            torch::InferenceMode guard;
+            ev.score(masks, n, scores);
+        });
+        ev.last_error = msg;
+    }
+    return st;
+}
+
+BOSCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e) {
+    if (!e || !e->ev)
+        return "";
+    return e->ev->last_error.c_str();
+}
+
+} // extern "C"

@@ -1,0 +1,38 @@
+// Tasks: prompts (token ids, all of one length) with answer spans.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bosch_torch {
+
+struct Sample {
+    std::vector<int32_t> prompt, answer;
+};
+
+struct Task {
+    std::vector<Sample> samples;
+    // Largest token id in any prompt or answer (checked against the
+    // vocabulary when an evaluator is created); -1 for an empty task.
+    int32_t max_token() const;
+};
+
+struct NiahParams {
+    uint32_t vocab = 0, context = 0, samples = 0, needles = 0, key_len = 0, value_len = 0;
+    double depth_min = 0.0, depth_max = 1.0;
+    uint64_t seed = 0;
+};
+
+// Each throws Failure (BOSCH_E_INVALID for bad arguments or data, BOSCH_E_IO
+// for files) with a message naming the problem (and the line, for JSONL).
+Task make_niah(const NiahParams &p);
+Task load_jsonl(const std::string &path);
+void write_jsonl(const Task &t, const std::string &path);
+
+} // namespace bosch_torch
+
+// The opaque handle of the C API.
+struct bosch_torch_task {
+    bosch_torch::Task task;
+};

@@ -1,0 +1,813 @@
+// libbosch-torch model side: the Qwen3 forward with per-unit masks, the
+// evaluator (batching, prefix cache, metrics), tasks and the C API's errors.
+// Plain main: exits non-zero on failure. Tiny random checkpoints only (CPU).
+#include "tiny_checkpoint.hpp"
+#include "torch/evaluator.hpp"
+#include "torch/model.hpp"
+#include "torch/tasks.hpp"
+
+#include "bosch/optimizer.h"
+#include "bosch/torch.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace bosch_torch;
+using namespace bosch_torch_test;
+
+static int g_failures = 0, g_checks = 0;
+
+#define EXPECT(cond)                                                                           \
+    do {                                                                                      \
+        g_checks++;                                                                           \
+        if (!(cond)) {                                                                        \
+            g_failures++;                                                                     \
+            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
+        }                                                                                     \
+    } while (0)
+
+#define EXPECT_ST(expr, status)                                                                \
+    do {                                                                                      \
+        g_checks++;                                                                           \
+        int st_ = (expr);                                                                     \
+        if (st_ != (status)) {                                                                \
+            g_failures++;                                                                     \
+            std::fprintf(stderr, "%s:%d: %s returned %s, expected %s (err: %s)\n", __FILE__, \
+                         __LINE__, #expr, bosch_err_name(st_), bosch_err_name(status), err);  \
+        }                                                                                     \
+    } while (0)
+
+#define EXPECT_MSG(word)                                                                       \
+    do {                                                                                      \
+        g_checks++;                                                                           \
+        if (!std::strstr(err, (word))) {                                                      \
+            g_failures++;                                                                     \
+            std::fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__, err, \
+                         (word));                                                             \
+        }                                                                                     \
+    } while (0)
+
+static char err[1024];
+static std::string g_tmp;
+
+static double max_diff(const float *a, const float *b, size_t n) {
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = std::max(m, double(std::fabs(a[i] - b[i])));
+    return m;
+}
+
+static double max_diff(const torch::Tensor &a, const torch::Tensor &b) {
+    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
+}
+
+// Shape used by most tests: GQA with 3 query heads per KV head.
+static TinySpec gqa_spec() {
+    TinySpec s;
+    s.layers = 3;
+    s.hidden = 32;
+    s.heads = 6;
+    s.kv_heads = 2;
+    s.head_dim = 8;
+    s.intermediate = 48;
+    s.vocab = 50;
+    s.seed = 7;
+    return s;
+}
+
+static std::string write_model(const std::string &name, const TinySpec &spec) {
+    std::string dir = g_tmp + "/" + name;
+    std::string e = write_tiny_qwen3(dir, spec);
+    if (!e.empty())
+        throw std::runtime_error("write_tiny_qwen3: " + e);
+    return dir;
+}
+
+static std::vector<int32_t> random_tokens(size_t n, int32_t vocab, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<int32_t> t(n);
+    for (auto &x : t)
+        x = int32_t(rng() % uint32_t(vocab));
+    return t;
+}
+
+static torch::Tensor to_i64(const std::vector<int32_t> &v, int64_t b, int64_t t) {
+    return torch::tensor(std::vector<int64_t>(v.begin(), v.end()), torch::kInt64).view({b, t});
+}
+
+// ---------------------------------------------------------------------------
+
+static void test_load_and_errors(const std::string &dir) {
+    bosch_torch_model *m = nullptr;
+    EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, BOSCH_TORCH_DTYPE_AUTO,
+                                     &m, err, sizeof err),
+              BOSCH_OK);
+    if (!m)
+        return;
+    uint32_t L = 0, G = 0, r = 0, V = 0;
+    EXPECT(bosch_torch_model_shape(m, &L, &G, &r, &V) == BOSCH_OK);
+    EXPECT(L == 3 && G == 2 && r == 3 && V == 50);
+    bosch_problem *p = bosch_torch_model_problem(m);
+    EXPECT(p && bosch_problem_units(p) == 6 && bosch_problem_heads_per_group(p) == 3);
+    bosch_problem_free(p);
+    EXPECT(m->model->dtype() == torch::kFloat32);
+
+    // Forward argument checks.
+    std::vector<int32_t> tok = random_tokens(8, 50, 1);
+    int32_t pos[2] = {0, 7};
+    std::vector<float> lg(2 * 50);
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data(), err,
+                                  sizeof err),
+              BOSCH_OK);
+    EXPECT(std::strlen(err) == 0);
+    tok[3] = 50;
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data(), err,
+                                  sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_MSG("vocabulary");
+    tok[3] = -1;
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data(), err,
+                                  sizeof err),
+              BOSCH_E_INVALID);
+    tok[3] = 1;
+    pos[1] = 8;
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data(), err,
+                                  sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_MSG("position");
+    pos[1] = 7;
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 0, 0, pos, 2, lg.data(), err,
+                                  sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_MSG("window");
+    EXPECT_ST(bosch_torch_forward(nullptr, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data(),
+                                  err, sizeof err),
+              BOSCH_E_INVALID);
+    // A tiny error buffer is truncated, NUL-terminated.
+    char small[8];
+    EXPECT(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 0, 0, pos, 2, lg.data(), small,
+                               sizeof small) == BOSCH_E_INVALID);
+    EXPECT(std::strlen(small) == sizeof small - 1);
+    bosch_torch_model_free(m);
+
+    // Devices and dtypes.
+    bosch_torch_model *m2 = nullptr;
+    if (!bosch_torch_cuda_available()) {
+        EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CUDA,
+                                         BOSCH_TORCH_DTYPE_AUTO, &m2, err, sizeof err),
+                  BOSCH_E_INVALID);
+        EXPECT_MSG("CUDA");
+        EXPECT(m2 == nullptr);
+    }
+    EXPECT_ST(bosch_torch_model_load(dir.c_str(), 7, BOSCH_TORCH_DTYPE_AUTO, &m2, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, 9, &m2, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_ST(bosch_torch_model_load(nullptr, BOSCH_TORCH_DEVICE_CPU, 0, &m2, err, sizeof err),
+              BOSCH_E_INVALID);
+    // Missing files: BOSCH_E_IO.
+    EXPECT_ST(bosch_torch_model_load((g_tmp + "/nope").c_str(), BOSCH_TORCH_DEVICE_CPU, 0, &m2,
+                                     err, sizeof err),
+              BOSCH_E_IO);
+    EXPECT_MSG("config.json");
+    // Another architecture: refused by name, BOSCH_E_INVALID.
+    std::string bad = g_tmp + "/llama";
+    std::filesystem::create_directories(bad);
+    std::string cfg = tiny_config_json(gqa_spec());
+    size_t at = cfg.find("Qwen3ForCausalLM");
+    EXPECT(at != std::string::npos);
+    cfg.replace(at, std::strlen("Qwen3ForCausalLM"), "LlamaForCausalLM");
+    write_file(bad + "/config.json", cfg);
+    std::filesystem::copy_file(dir + "/model.safetensors", bad + "/model.safetensors");
+    EXPECT_ST(bosch_torch_model_load(bad.c_str(), BOSCH_TORCH_DEVICE_CPU, 0, &m2, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_MSG("LlamaForCausalLM");
+    // Weights missing.
+    std::string nowt = g_tmp + "/noweights";
+    std::filesystem::create_directories(nowt);
+    write_file(nowt + "/config.json", tiny_config_json(gqa_spec()));
+    EXPECT_ST(bosch_torch_model_load(nowt.c_str(), BOSCH_TORCH_DEVICE_CPU, 0, &m2, err,
+                                     sizeof err),
+              BOSCH_E_IO);
+
+    // bf16 on CPU: runs, finite, close to f32.
+    bosch_torch_model *mf = nullptr, *mb = nullptr;
+    EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, BOSCH_TORCH_DTYPE_F32,
+                                     &mf, err, sizeof err),
+              BOSCH_OK);
+    EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, BOSCH_TORCH_DTYPE_BF16,
+                                     &mb, err, sizeof err),
+              BOSCH_OK);
+    if (mf && mb) {
+        std::vector<int32_t> t2 = random_tokens(16, 50, 2);
+        int32_t p2[3] = {0, 9, 15};
+        std::vector<uint8_t> masks = {0, 1, 1, 0, 1, 1};
+        std::vector<float> a(3 * 50), b(3 * 50);
+        EXPECT_ST(bosch_torch_forward(mf, t2.data(), 1, 16, masks.data(), 3, 1, p2, 3, a.data(),
+                                      err, sizeof err),
+                  BOSCH_OK);
+        EXPECT_ST(bosch_torch_forward(mb, t2.data(), 1, 16, masks.data(), 3, 1, p2, 3, b.data(),
+                                      err, sizeof err),
+                  BOSCH_OK);
+        bool finite = true;
+        for (float x : b)
+            finite = finite && std::isfinite(x);
+        EXPECT(finite);
+        double d = max_diff(a.data(), b.data(), a.size());
+        std::printf("bf16 vs f32 logits: max abs diff %.3g\n", d);
+        EXPECT(d < 0.5);
+    }
+    bosch_torch_model_free(mf);
+    bosch_torch_model_free(mb);
+    // f16: refused at load where the device lacks f16 kernels (CPU, libtorch 1.x).
+    bosch_torch_model *mh = nullptr;
+    int st = bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, BOSCH_TORCH_DTYPE_F16,
+                                    &mh, err, sizeof err);
+    EXPECT(st == BOSCH_OK || st == BOSCH_E_INVALID);
+    if (st == BOSCH_E_INVALID) {
+        EXPECT_MSG("f16");
+    } else if (mh) {
+        std::vector<int32_t> t3 = random_tokens(8, 50, 3);
+        int32_t p3 = 7;
+        std::vector<float> c3(50);
+        EXPECT_ST(bosch_torch_forward(mh, t3.data(), 1, 8, nullptr, 3, 0, &p3, 1, c3.data(), err,
+                                      sizeof err),
+                  BOSCH_OK);
+    }
+    bosch_torch_model_free(mh);
+}
+
+// A window at least as long as the sequence is full attention, bit for bit.
+static void test_window_covering_is_full(bosch_torch_model *m) {
+    const size_t B = 2, T = 12, V = 50;
+    std::vector<int32_t> tok = random_tokens(B * T, 50, 3);
+    std::vector<int32_t> pos(T);
+    for (size_t i = 0; i < T; i++)
+        pos[i] = int32_t(i);
+    std::vector<uint8_t> all_swa(B * 6, 1);
+    std::vector<float> full(B * T * V), a(B * T * V), b(B * T * V);
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, nullptr, 1, 0, pos.data(), T, full.data(),
+                                  err, sizeof err),
+              BOSCH_OK);
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, all_swa.data(), uint32_t(T), 0, pos.data(),
+                                  T, a.data(), err, sizeof err),
+              BOSCH_OK);
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, all_swa.data(), 1000, 5, pos.data(), T,
+                                  b.data(), err, sizeof err),
+              BOSCH_OK);
+    EXPECT(std::memcmp(full.data(), a.data(), full.size() * sizeof(float)) == 0);
+    EXPECT(std::memcmp(full.data(), b.data(), full.size() * sizeof(float)) == 0);
+    // Sinks covering the whole sequence: also full attention.
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, all_swa.data(), 1, uint32_t(T), pos.data(),
+                                  T, b.data(), err, sizeof err),
+              BOSCH_OK);
+    EXPECT(std::memcmp(full.data(), b.data(), full.size() * sizeof(float)) == 0);
+    // A real window changes the logits (after position `window`).
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, all_swa.data(), 2, 0, pos.data(), T,
+                                  b.data(), err, sizeof err),
+              BOSCH_OK);
+    EXPECT(max_diff(full.data(), b.data(), full.size()) > 1e-3);
+    // ... but never at positions 0 and 1 (they see everything within the window).
+    EXPECT(std::memcmp(full.data(), b.data(), 2 * V * sizeof(float)) == 0);
+}
+
+// Per-head attention outputs of every layer, via the model's debug hook.
+static std::vector<torch::Tensor> head_outputs(Model &m, const torch::Tensor &tokens,
+                                               const torch::Tensor &units, Window w) {
+    std::vector<torch::Tensor> out(size_t(m.layers()));
+    m.hook = [&](int64_t l, const torch::Tensor &h) { out[size_t(l)] = h.clone(); };
+    torch::InferenceMode guard;
+    m.run_layers(m.embed(tokens), units, w, 0, m.layers());
+    m.hook = nullptr;
+    return out;
+}
+
+// Changing one unit's mask changes, at that layer, only the heads of its KV
+// group; layers below are untouched. Within one batch, other elements are
+// unaffected.
+static void test_unit_locality(const std::string &dir) {
+    auto model = Model::load(dir, torch::kCPU, torch::kFloat32);
+    const int64_t T = 14, L = 3, G = 2, r = 3;
+    torch::Tensor tok = to_i64(random_tokens(size_t(2 * T), 50, 4), 2, T);
+    Window w;
+    w.window = 3;
+    w.sink = 1;
+    for (int64_t ul = 0; ul < L; ul++)
+        for (int64_t ug = 0; ug < G; ug++) {
+            // Batch element 0: all full; element 1: only unit (ul, ug) SWA.
+            torch::Tensor units = torch::zeros({2, L, G}, torch::kBool);
+            units[1][ul][ug] = true;
+            auto full = head_outputs(*model, tok, torch::zeros({2, L, G}, torch::kBool), w);
+            auto one = head_outputs(*model, tok, units, w);
+            for (int64_t l = 0; l < L; l++) {
+                // Element 0 never changes.
+                EXPECT(torch::equal(full[size_t(l)][0], one[size_t(l)][0]));
+                for (int64_t h = 0; h < G * r; h++) {
+                    torch::Tensor a = full[size_t(l)][1][h], b = one[size_t(l)][1][h];
+                    if (l < ul)
+                        EXPECT(torch::equal(a, b));
+                    else if (l == ul) {
+                        bool in_group = h / r == ug; // query head h uses KV head h / r
+                        if (in_group)
+                            EXPECT(max_diff(a, b) > 1e-4);
+                        else
+                            EXPECT(torch::equal(a, b));
+                    }
+                }
+            }
+        }
+}
+
+// GQA mapping: perturbing KV head j's key or value projection changes exactly
+// query heads j*r .. j*r+r-1 of that layer.
+static void test_gqa_mapping(const TinySpec &spec) {
+    const int64_t T = 10, D = spec.head_dim, r = spec.heads / spec.kv_heads;
+    Qwen3Config cfg;
+    cfg.vocab_size = spec.vocab;
+    cfg.hidden_size = spec.hidden;
+    cfg.intermediate_size = spec.intermediate;
+    cfg.num_hidden_layers = spec.layers;
+    cfg.num_attention_heads = spec.heads;
+    cfg.num_key_value_heads = spec.kv_heads;
+    cfg.head_dim = spec.head_dim;
+    cfg.rms_norm_eps = spec.rms_norm_eps;
+    cfg.rope_theta = spec.rope_theta;
+    cfg.tie_word_embeddings = spec.tie;
+    TensorMap base = tiny_qwen3_tensors(spec);
+    auto copy = [&](const TensorMap &w) {
+        TensorMap c;
+        for (auto &kv : w)
+            c[kv.first] = kv.second.clone();
+        return c;
+    };
+    TensorMap w0 = copy(base);
+    auto ref = Model::from_weights(cfg, w0, torch::kCPU, torch::kFloat32);
+    torch::Tensor tok = to_i64(random_tokens(size_t(T), 50, 5), 1, T);
+    Window w;
+    auto out0 = head_outputs(*ref, tok, torch::Tensor(), w);
+    for (const char *which : {"k_proj", "v_proj"})
+        for (int64_t j = 0; j < spec.kv_heads; j++) {
+            TensorMap wj = copy(base);
+            std::string name = std::string("model.layers.1.self_attn.") + which + ".weight";
+            wj[name].narrow(0, j * D, D).mul_(-1.5);
+            auto mj = Model::from_weights(cfg, wj, torch::kCPU, torch::kFloat32);
+            auto out = head_outputs(*mj, tok, torch::Tensor(), w);
+            EXPECT(torch::equal(out0[0], out[0]));
+            for (int64_t h = 0; h < spec.heads; h++) {
+                bool mapped = h >= j * r && h < j * r + r;
+                torch::Tensor a = out0[1][0][h], b = out[1][0][h];
+                if (mapped)
+                    EXPECT(max_diff(a, b) > 1e-4);
+                else
+                    EXPECT(torch::equal(a, b));
+            }
+        }
+}
+
+// A batch of sequences with different masks equals running them one by one;
+// small blocks (query tiling, MLP row blocks) do not change the result.
+static void test_batched_equals_sequential(bosch_torch_model *m) {
+    const size_t B = 4, T = 13, V = 50, U = 6;
+    std::vector<int32_t> tok = random_tokens(B * T, 50, 6);
+    std::vector<uint8_t> masks = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1,
+                                  0, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0};
+    std::vector<int32_t> pos = {0, 3, 7, 12};
+    const size_t P = pos.size();
+    std::vector<float> batched(B * P * V), one(P * V);
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, masks.data(), 4, 2, pos.data(), P,
+                                  batched.data(), err, sizeof err),
+              BOSCH_OK);
+    double worst = 0;
+    for (size_t b = 0; b < B; b++) {
+        EXPECT_ST(bosch_torch_forward(m, tok.data() + b * T, 1, T, masks.data() + b * U, 4, 2,
+                                      pos.data(), P, one.data(), err, sizeof err),
+                  BOSCH_OK);
+        worst = std::max(worst, max_diff(one.data(), batched.data() + b * P * V, P * V));
+    }
+    std::printf("batched vs sequential: max abs diff %.3g\n", worst);
+    EXPECT(worst < 1e-5);
+    // Tiny blocks: many query tiles and MLP row blocks.
+    const int64_t saved = m->model->block_bytes();
+    m->model->set_block_bytes(4096);
+    std::vector<float> tiled(B * P * V);
+    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, masks.data(), 4, 2, pos.data(), P,
+                                  tiled.data(), err, sizeof err),
+              BOSCH_OK);
+    m->model->set_block_bytes(saved);
+    double d = max_diff(tiled.data(), batched.data(), tiled.size());
+    std::printf("tiled vs untiled: max abs diff %.3g\n", d);
+    EXPECT(d < 1e-5);
+}
+
+// Log-softmax of one logits row at `target`, in double.
+static double log_prob(const float *row, size_t V, int32_t target) {
+    double mx = row[0];
+    for (size_t i = 1; i < V; i++)
+        mx = std::max(mx, double(row[i]));
+    double s = 0;
+    for (size_t i = 0; i < V; i++)
+        s += std::exp(double(row[i]) - mx);
+    return double(row[target]) - mx - std::log(s);
+}
+
+// Reference score of one mask, sample by sample through bosch_torch_forward.
+static void manual_scores(bosch_torch_model *m, const Task &task, const uint8_t *mask,
+                          uint32_t window, uint32_t sink, double *logprob, double *exact) {
+    const size_t V = size_t(m->model->vocab());
+    double lp_sum = 0, ex_sum = 0;
+    for (const Sample &s : task.samples) {
+        std::vector<int32_t> seq = s.prompt;
+        seq.insert(seq.end(), s.answer.begin(), s.answer.end() - 1);
+        std::vector<int32_t> pos;
+        for (size_t j = 0; j < s.answer.size(); j++)
+            pos.push_back(int32_t(s.prompt.size() - 1 + j));
+        std::vector<float> lg(pos.size() * V);
+        int st = bosch_torch_forward(m, seq.data(), 1, seq.size(), mask, window, sink, pos.data(),
+                                     pos.size(), lg.data(), err, sizeof err);
+        EXPECT(st == BOSCH_OK);
+        double lp = 0;
+        bool ok = true;
+        for (size_t j = 0; j < s.answer.size(); j++) {
+            const float *row = lg.data() + j * V;
+            lp += log_prob(row, V, s.answer[j]);
+            size_t best = 0;
+            for (size_t i = 1; i < V; i++)
+                if (row[i] > row[best])
+                    best = i;
+            ok = ok && int32_t(best) == s.answer[j];
+        }
+        lp_sum += lp / double(s.answer.size());
+        ex_sum += ok ? 1.0 : 0.0;
+    }
+    *logprob = lp_sum / double(task.samples.size());
+    *exact = ex_sum / double(task.samples.size());
+}
+
+// Greedy continuation of `prompt` under full attention (n tokens).
+static std::vector<int32_t> greedy(bosch_torch_model *m, std::vector<int32_t> seq, size_t n) {
+    const size_t V = size_t(m->model->vocab());
+    std::vector<int32_t> out;
+    std::vector<float> lg(V);
+    for (size_t i = 0; i < n; i++) {
+        int32_t last = int32_t(seq.size() - 1);
+        bosch_torch_forward(m, seq.data(), 1, seq.size(), nullptr, 1, 0, &last, 1, lg.data(), err,
+                            sizeof err);
+        size_t best = 0;
+        for (size_t v = 1; v < V; v++)
+            if (lg[v] > lg[best])
+                best = v;
+        out.push_back(int32_t(best));
+        seq.push_back(int32_t(best));
+    }
+    return out;
+}
+
+static void test_evaluator(bosch_torch_model *m) {
+    const uint32_t window = 3, sink = 1;
+    const size_t U = 6;
+    // Task: 5 prompts of 16 tokens; answers of lengths 1..3. Samples 0-2
+    // take the model's own greedy continuation (EXACT = 1 under full
+    // attention), samples 3-4 random tokens.
+    bosch_torch_task *task = new bosch_torch_task;
+    for (int i = 0; i < 5; i++) {
+        Sample s;
+        s.prompt = random_tokens(16, 50, 100 + uint32_t(i));
+        size_t alen = size_t(1 + i % 3);
+        s.answer = i < 3 ? greedy(m, s.prompt, alen) : random_tokens(alen, 50, 200 + uint32_t(i));
+        task->task.samples.push_back(s);
+    }
+    std::vector<uint8_t> masks = {
+        0, 0, 0, 0, 0, 0, // all full
+        1, 1, 1, 1, 1, 1, // all SWA
+        0, 0, 0, 0, 0, 1, // top layer, one unit
+        0, 0, 1, 0, 0, 0, // from layer 1
+        0, 1, 0, 0, 1, 1, // from layer 0
+        0, 0, 0, 0, 1, 0, // top layer, other unit
+        0, 0, 1, 1, 0, 0, // layer 1 only
+    };
+    const size_t n = masks.size() / U;
+
+    for (int metric : {BOSCH_TORCH_METRIC_LOGPROB, BOSCH_TORCH_METRIC_EXACT}) {
+        bosch_torch_evaluator *e = nullptr;
+        EXPECT_ST(bosch_torch_evaluator_create(m, task, window, sink, metric, &e, err, sizeof err),
+                  BOSCH_OK);
+        if (!e)
+            continue;
+        // No cache, one candidate per forward: the plain reference.
+        EXPECT(bosch_torch_evaluator_set_prefix_cache(e, 0) == BOSCH_OK);
+        std::vector<double> plain(n), cached(n), batched(n), partial(n), batched_nc(n);
+        EXPECT(bosch_torch_batch_eval(masks.data(), n, U, plain.data(), e) == BOSCH_OK);
+        const int64_t work_plain = e->ev->layer_rows();
+        // Against sample-by-sample forwards.
+        for (size_t c = 0; c < n; c++) {
+            double lp, ex;
+            manual_scores(m, task->task, masks.data() + c * U, window, sink, &lp, &ex);
+            double want = metric == BOSCH_TORCH_METRIC_LOGPROB ? lp : ex;
+            EXPECT(std::fabs(plain[c] - want) < 1e-5);
+            if (std::fabs(plain[c] - want) >= 1e-5)
+                std::fprintf(stderr, "mask %zu: evaluator %.8f, manual %.8f\n", c, plain[c],
+                             want);
+        }
+        if (metric == BOSCH_TORCH_METRIC_EXACT) {
+            // Full attention reproduces the greedy answers of samples 0-2.
+            EXPECT(plain[0] >= 0.6 - 1e-12);
+            for (double s : plain)
+                EXPECT(s >= 0 && s <= 1);
+        } else {
+            for (double s : plain)
+                EXPECT(std::isfinite(s) && s < 0);
+        }
+        // Prefix cache: equal to recomputation, less work.
+        EXPECT(bosch_torch_evaluator_set_prefix_cache(e, 1) == BOSCH_OK);
+        const int64_t w0 = e->ev->layer_rows();
+        EXPECT(bosch_torch_batch_eval(masks.data(), n, U, cached.data(), e) == BOSCH_OK);
+        const int64_t w1 = e->ev->layer_rows();
+        EXPECT(bosch_torch_batch_eval(masks.data(), n, U, cached.data(), e) == BOSCH_OK);
+        const int64_t work_cached = e->ev->layer_rows() - w1; // second call: cache warm
+        std::printf("metric %d: layer rows without cache %lld, with warm cache %lld "
+                    "(first call incl. building %lld)\n",
+                    metric, (long long)work_plain, (long long)work_cached, (long long)(w1 - w0));
+        EXPECT(work_cached < work_plain);
+        EXPECT(e->ev->cached_layers() == (std::vector<int64_t>{1, 2, 3}));
+        // K candidates per forward, with and without the cache.
+        EXPECT(bosch_torch_evaluator_set_batch(e, 3) == BOSCH_OK);
+        EXPECT(bosch_torch_batch_eval(masks.data(), n, U, batched.data(), e) == BOSCH_OK);
+        EXPECT(bosch_torch_evaluator_set_prefix_cache(e, 0) == BOSCH_OK);
+        EXPECT(bosch_torch_batch_eval(masks.data(), n, U, batched_nc.data(), e) == BOSCH_OK);
+        // A cache budget of one layer: starts from the nearest cached layer below.
+        EXPECT(bosch_torch_evaluator_set_prefix_cache(e, 1) == BOSCH_OK);
+        EXPECT(bosch_torch_evaluator_set_batch(e, 2) == BOSCH_OK);
+        const int64_t per_layer = 5 * 18 * 32 * 4; // samples x T x hidden x f32
+        e->ev->set_cache_budget(per_layer + 1);
+        EXPECT(bosch_torch_batch_eval(masks.data(), n, U, partial.data(), e) == BOSCH_OK);
+        EXPECT(e->ev->cached_layers() == (std::vector<int64_t>{1}));
+        double worst = 0;
+        for (size_t c = 0; c < n; c++) {
+            worst = std::max(worst, std::fabs(plain[c] - cached[c]));
+            worst = std::max(worst, std::fabs(plain[c] - batched[c]));
+            worst = std::max(worst, std::fabs(plain[c] - batched_nc[c]));
+            worst = std::max(worst, std::fabs(plain[c] - partial[c]));
+        }
+        std::printf("metric %d: cache/batch vs plain: max abs score diff %.3g\n", metric, worst);
+        EXPECT(worst < 1e-4);
+        // n = 0 is a no-op.
+        EXPECT(bosch_torch_batch_eval(masks.data(), 0, U, nullptr, e) == BOSCH_OK);
+        // Wrong unit count: BOSCH_E_INVALID, with a message.
+        double s1;
+        EXPECT(bosch_torch_batch_eval(masks.data(), 1, U + 1, &s1, e) == BOSCH_E_INVALID);
+        EXPECT(std::strstr(bosch_torch_evaluator_last_error(e), "units") != nullptr);
+        EXPECT(bosch_torch_batch_eval(masks.data(), 1, U, &s1, e) == BOSCH_OK);
+        EXPECT(std::strlen(bosch_torch_evaluator_last_error(e)) == 0);
+        EXPECT(bosch_torch_evaluator_set_batch(e, 0) == BOSCH_E_INVALID);
+        bosch_torch_evaluator_free(e);
+    }
+
+    // Creation errors.
+    bosch_torch_evaluator *e = nullptr;
+    EXPECT_ST(bosch_torch_evaluator_create(m, task, 0, 0, 0, &e, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_ST(bosch_torch_evaluator_create(m, task, 4, 0, 5, &e, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_ST(bosch_torch_evaluator_create(m, nullptr, 4, 0, 0, &e, err, sizeof err),
+              BOSCH_E_INVALID);
+    task->task.samples[2].prompt[5] = 50; // == vocab
+    EXPECT_ST(bosch_torch_evaluator_create(m, task, 4, 0, 0, &e, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_MSG("vocabulary");
+    EXPECT(e == nullptr);
+    bosch_torch_task_free(task);
+}
+
+// The evaluator as the optimizer's batch evaluator. Answers are the model's
+// own greedy continuations under full attention, so that full attention
+// scores above all-SWA (the anchors) and the whole search runs.
+static void test_optimizer(bosch_torch_model *m) {
+    bosch_torch_task *t = new bosch_torch_task;
+    for (uint32_t i = 0; i < 4; i++) {
+        Sample s;
+        s.prompt = random_tokens(24, 50, 300 + i);
+        s.answer = greedy(m, s.prompt, 2);
+        t->task.samples.push_back(s);
+    }
+    bosch_torch_evaluator *e = nullptr;
+    EXPECT_ST(bosch_torch_evaluator_create(m, t, 4, 1, BOSCH_TORCH_METRIC_LOGPROB, &e, err,
+                                           sizeof err),
+              BOSCH_OK);
+    bosch_problem *p = bosch_torch_model_problem(m);
+    bosch_optimizer *opt = bosch_create(p);
+    EXPECT(opt && e);
+    if (opt && e) {
+        bosch_torch_evaluator_set_batch(e, 4);
+        EXPECT(bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, e) == BOSCH_OK);
+        EXPECT(bosch_set_budget(opt, 24) == BOSCH_OK);
+        int st = bosch_optimize(opt);
+        std::printf("bosch_optimize with bosch_torch_batch_eval: %s\n", bosch_err_name(st));
+        EXPECT(st > 0);
+        bosch_result *res = nullptr;
+        EXPECT(bosch_get_result(opt, &res) == BOSCH_OK);
+        if (res) {
+            EXPECT(std::isfinite(bosch_result_score(res)));
+            EXPECT(bosch_result_feasible(res));
+            bosch_result_free(res);
+        }
+        if (st <= 0)
+            std::fprintf(stderr, "bosch_optimize: %s: %s / %s\n", bosch_err_name(st),
+                         bosch_last_error(opt), bosch_torch_evaluator_last_error(e));
+    }
+    bosch_destroy(opt);
+    bosch_problem_free(p);
+    bosch_torch_evaluator_free(e);
+    bosch_torch_task_free(t);
+}
+
+// ---------------------------------------------------------------------------
+// Tasks
+
+static void test_niah() {
+    bosch_torch_task *a = nullptr, *b = nullptr, *c = nullptr;
+    const uint32_t V = 40, ctx = 64, K = 2, Vl = 3, N = 3;
+    EXPECT_ST(bosch_torch_task_niah(V, ctx, 6, N, K, Vl, 0.0, 1.0, 42, &a, err, sizeof err),
+              BOSCH_OK);
+    EXPECT_ST(bosch_torch_task_niah(V, ctx, 6, N, K, Vl, 0.0, 1.0, 42, &b, err, sizeof err),
+              BOSCH_OK);
+    EXPECT_ST(bosch_torch_task_niah(V, ctx, 6, N, K, Vl, 0.0, 1.0, 43, &c, err, sizeof err),
+              BOSCH_OK);
+    if (!a || !b || !c)
+        return;
+    EXPECT(bosch_torch_task_samples(a) == 6);
+    bool same = true, differ = false;
+    for (size_t i = 0; i < 6; i++) {
+        same = same && a->task.samples[i].prompt == b->task.samples[i].prompt &&
+               a->task.samples[i].answer == b->task.samples[i].answer;
+        differ = differ || a->task.samples[i].prompt != c->task.samples[i].prompt;
+    }
+    EXPECT(same);
+    EXPECT(differ);
+    for (const Sample &s : a->task.samples) {
+        const auto &p = s.prompt;
+        EXPECT(p.size() == ctx);
+        EXPECT(s.answer.size() == Vl);
+        size_t keys = 0, vals = 0, qry = 0;
+        for (int32_t x : p) {
+            EXPECT(x >= 0 && x < int32_t(V));
+            keys += x == 0;
+            vals += x == 1;
+            qry += x == 2;
+        }
+        EXPECT(keys == N && vals == N + 1 && qry == 1);
+        // Ends with QRY k1 k2 VAL.
+        EXPECT(p[ctx - K - 2] == 2 && p[ctx - 1] == 1);
+        std::vector<int32_t> key(p.end() - K - 1, p.end() - 1);
+        // Exactly one needle has that key, and its value is the answer.
+        size_t hits = 0;
+        for (size_t i = 0; i + K + Vl + 2 <= ctx - K - 2; i++) {
+            if (p[i] != 0)
+                continue;
+            std::vector<int32_t> k(p.begin() + long(i) + 1, p.begin() + long(i) + 1 + K);
+            EXPECT(p[i + 1 + K] == 1);
+            if (k == key) {
+                hits++;
+                std::vector<int32_t> v(p.begin() + long(i) + 2 + K,
+                                       p.begin() + long(i) + 2 + K + Vl);
+                EXPECT(v == s.answer);
+            }
+        }
+        EXPECT(hits == 1);
+    }
+    // Depth: one needle at depth 0.5 sits in the middle of the filler.
+    bosch_torch_task *d = nullptr;
+    EXPECT_ST(bosch_torch_task_niah(V, 100, 3, 1, 1, 1, 0.5, 0.5, 1, &d, err, sizeof err),
+              BOSCH_OK);
+    if (d) {
+        const uint32_t filler = 100 - 4 - 3;
+        for (const Sample &s : d->task.samples)
+            EXPECT(s.prompt[filler / 2] == 0);
+    }
+    bosch_torch_task_free(d);
+    // JSONL round trip.
+    std::string path = g_tmp + "/niah.jsonl";
+    EXPECT(bosch_torch_task_write_jsonl(a, path.c_str()) == BOSCH_OK);
+    bosch_torch_task *r = nullptr;
+    EXPECT_ST(bosch_torch_task_load_jsonl(path.c_str(), &r, err, sizeof err), BOSCH_OK);
+    if (r) {
+        EXPECT(r->task.samples.size() == a->task.samples.size());
+        for (size_t i = 0; i < r->task.samples.size() && i < a->task.samples.size(); i++)
+            EXPECT(r->task.samples[i].prompt == a->task.samples[i].prompt &&
+                   r->task.samples[i].answer == a->task.samples[i].answer);
+    }
+    bosch_torch_task_free(r);
+    EXPECT(bosch_torch_task_write_jsonl(a, (g_tmp + "/no/such/dir/x.jsonl").c_str()) ==
+           BOSCH_E_IO);
+    EXPECT(bosch_torch_task_write_jsonl(nullptr, path.c_str()) == BOSCH_E_INVALID);
+    bosch_torch_task_free(a);
+    bosch_torch_task_free(b);
+    bosch_torch_task_free(c);
+
+    // Argument errors.
+    bosch_torch_task *t = nullptr;
+    EXPECT_ST(bosch_torch_task_niah(3, 64, 1, 1, 1, 1, 0, 1, 0, &t, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_ST(bosch_torch_task_niah(40, 9, 1, 1, 2, 3, 0, 1, 0, &t, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_MSG("too short");
+    EXPECT_ST(bosch_torch_task_niah(40, 64, 1, 1, 1, 1, 0.7, 0.2, 0, &t, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_ST(bosch_torch_task_niah(40, 64, 1, 1, 1, 1, -0.1, 0.2, 0, &t, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_ST(bosch_torch_task_niah(40, 64, 0, 1, 1, 1, 0, 1, 0, &t, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT_ST(bosch_torch_task_niah(5, 64, 1, 3, 1, 1, 0, 1, 0, &t, err, sizeof err),
+              BOSCH_E_INVALID); // 2 possible keys for 3 needles
+    EXPECT_MSG("distinct keys");
+    EXPECT_ST(bosch_torch_task_niah(40, 64, 1, 1, 1, 1, 0, 1, 0, nullptr, err, sizeof err),
+              BOSCH_E_INVALID);
+    EXPECT(t == nullptr);
+}
+
+static void test_jsonl_errors() {
+    struct Case {
+        const char *text;
+        int status;
+        const char *word;
+    } cases[] = {
+        {"{\"prompt\":[1,2,3],\"answer\":[4]}\n{\"prompt\":[1,2,3],\"answer\":[5,6]}\n", BOSCH_OK,
+         nullptr},
+        {"\n  {\"prompt\":[1,2],\"answer\":[4]}  \r\n\n", BOSCH_OK, nullptr},
+        {"{\"prompt\":[1,2],\"answer\":[4],\"id\":\"x\"}\n", BOSCH_OK, nullptr},
+        {"{\"prompt\":[1,2,3],\"answer\":[4]}\n{\"prompt\":[1,2],\"answer\":[4]}\n",
+         BOSCH_E_INVALID, ":2: prompt has 2 tokens"},
+        {"{\"prompt\":[1,2,3],\"answer\":[4]\n", BOSCH_E_INVALID, ":1: bad JSON"},
+        {"{\"prompt\":[1,2,3],\"answer\":[4]} x\n", BOSCH_E_INVALID, "bad JSON"},
+        {"{\"prompt\":[1,2.5],\"answer\":[4]}\n", BOSCH_E_INVALID, "not an integer"},
+        {"{\"prompt\":[1,\"2\"],\"answer\":[4]}\n", BOSCH_E_INVALID, "not an integer"},
+        {"{\"prompt\":[1,-2],\"answer\":[4]}\n", BOSCH_E_INVALID, "not a token id"},
+        {"{\"prompt\":[1,2],\"answer\":[4294967296]}\n", BOSCH_E_INVALID, "not a token id"},
+        {"{\"prompt\":[1,2],\"answer\":[99999999999999999999999]}\n", BOSCH_E_INVALID, ""},
+        {"{\"prompt\":[1,2]}\n", BOSCH_E_INVALID, "missing \"answer\""},
+        {"{\"prompt\":[1,2],\"answer\":[]}\n", BOSCH_E_INVALID, "empty"},
+        {"{\"prompt\":[],\"answer\":[1]}\n", BOSCH_E_INVALID, "empty"},
+        {"{\"prompt\":7,\"answer\":[1]}\n", BOSCH_E_INVALID, "array"},
+        {"[1,2,3]\n", BOSCH_E_INVALID, "object"},
+        {"", BOSCH_E_INVALID, "no samples"},
+        {"\n\n", BOSCH_E_INVALID, "no samples"},
+    };
+    int i = 0;
+    for (const Case &c : cases) {
+        std::string path = g_tmp + "/case" + std::to_string(i++) + ".jsonl";
+        write_file(path, c.text);
+        bosch_torch_task *t = nullptr;
+        err[0] = '\0';
+        int st = bosch_torch_task_load_jsonl(path.c_str(), &t, err, sizeof err);
+        g_checks++;
+        if (st != c.status || (c.word && !std::strstr(err, c.word))) {
+            g_failures++;
+            std::fprintf(stderr, "jsonl case %d: got %s '%s', expected %s '%s'\n", i - 1,
+                         bosch_err_name(st), err, bosch_err_name(c.status),
+                         c.word ? c.word : "");
+        }
+        EXPECT((st == BOSCH_OK) == (t != nullptr));
+        bosch_torch_task_free(t);
+    }
+    bosch_torch_task *t = nullptr;
+    EXPECT_ST(bosch_torch_task_load_jsonl((g_tmp + "/missing.jsonl").c_str(), &t, err, sizeof err),
+              BOSCH_E_IO);
+    EXPECT_ST(bosch_torch_task_load_jsonl(nullptr, &t, err, sizeof err), BOSCH_E_INVALID);
+}
+
+int main() {
+    auto t0 = std::chrono::steady_clock::now();
+    torch::manual_seed(0);
+    g_tmp = make_temp_dir("model");
+    try {
+        const std::string dir = write_model("gqa", gqa_spec());
+        test_load_and_errors(dir);
+        bosch_torch_model *m = nullptr;
+        EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
+                                         BOSCH_TORCH_DTYPE_F32, &m, err, sizeof err),
+                  BOSCH_OK);
+        if (m) {
+            test_window_covering_is_full(m);
+            test_batched_equals_sequential(m);
+            test_evaluator(m);
+            test_optimizer(m);
+        }
+        bosch_torch_model_free(m);
+        test_unit_locality(dir);
+        test_gqa_mapping(gqa_spec());
+        test_niah();
+        test_jsonl_errors();
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "exception: %s\n", e.what());
+        g_failures++;
+    }
+    remove_tree(g_tmp);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("test_model: %d checks, %d failures, %.1f s\n", g_checks, g_failures, s);
+    return g_failures == 0 ? 0 : 1;
+}

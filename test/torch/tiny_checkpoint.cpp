@@ -1,0 +1,268 @@
+// Tiny random Qwen3 checkpoints for tests; see tiny_checkpoint.hpp.
+#include "tiny_checkpoint.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace bosch_torch_test {
+namespace {
+
+// Shortest %g form that reads back as the same double.
+std::string num(double x) {
+    char buf[64];
+    for (int prec = 6; prec <= 17; prec++) {
+        std::snprintf(buf, sizeof buf, "%.*g", prec, x);
+        if (std::strtod(buf, nullptr) == x)
+            break;
+    }
+    std::string s = buf;
+    // Keep it a JSON float (1e+06 and 10000 are fine JSON, but mark floats as such).
+    if (s.find_first_of(".eEn") == std::string::npos)
+        s += ".0";
+    return s;
+}
+
+const char *st_dtype(torch::ScalarType t) {
+    switch (t) {
+    case torch::kFloat32:
+        return "F32";
+    case torch::kBFloat16:
+        return "BF16";
+    case torch::kFloat16:
+        return "F16";
+    default:
+        return nullptr;
+    }
+}
+
+const char *hf_dtype(torch::ScalarType t) {
+    switch (t) {
+    case torch::kBFloat16:
+        return "bfloat16";
+    case torch::kFloat16:
+        return "float16";
+    default:
+        return "float32";
+    }
+}
+
+std::string json_escape(const std::string &s) {
+    std::string r;
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            r += '\\';
+            r += c;
+        } else if ((unsigned char)c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", (unsigned char)c);
+            r += buf;
+        } else {
+            r += c;
+        }
+    }
+    return r;
+}
+
+} // namespace
+
+std::string tiny_config_json(const TinySpec &s) {
+    std::ostringstream o;
+    o << "{\n"
+      << "  \"architectures\": [\"Qwen3ForCausalLM\"],\n"
+      << "  \"attention_bias\": false,\n"
+      << "  \"attention_dropout\": 0.0,\n"
+      << "  \"bos_token_id\": 0,\n"
+      << "  \"eos_token_id\": 1,\n"
+      << "  \"head_dim\": " << s.head_dim << ",\n"
+      << "  \"hidden_act\": \"silu\",\n"
+      << "  \"hidden_size\": " << s.hidden << ",\n"
+      << "  \"initializer_range\": 0.02,\n"
+      << "  \"intermediate_size\": " << s.intermediate << ",\n"
+      << "  \"max_position_embeddings\": 40960,\n"
+      << "  \"max_window_layers\": " << s.layers << ",\n"
+      << "  \"model_type\": \"qwen3\",\n"
+      << "  \"num_attention_heads\": " << s.heads << ",\n"
+      << "  \"num_hidden_layers\": " << s.layers << ",\n"
+      << "  \"num_key_value_heads\": " << s.kv_heads << ",\n"
+      << "  \"rms_norm_eps\": " << num(s.rms_norm_eps) << ",\n";
+    if (s.rope_style_new) {
+        o << "  \"rope_parameters\": {\"rope_theta\": " << num(s.rope_theta)
+          << ", \"rope_type\": \"default\"},\n"
+          << "  \"dtype\": \"" << hf_dtype(s.dtype) << "\",\n";
+    } else {
+        o << "  \"rope_scaling\": null,\n"
+          << "  \"rope_theta\": " << num(s.rope_theta) << ",\n"
+          << "  \"torch_dtype\": \"" << hf_dtype(s.dtype) << "\",\n";
+    }
+    o << "  \"sliding_window\": null,\n"
+      << "  \"tie_word_embeddings\": " << (s.tie ? "true" : "false") << ",\n"
+      << "  \"transformers_version\": \"" << (s.rope_style_new ? "5.0.0" : "4.51.0") << "\",\n"
+      << "  \"use_cache\": true,\n"
+      << "  \"use_sliding_window\": false,\n"
+      << "  \"vocab_size\": " << s.vocab << "\n"
+      << "}\n";
+    return o.str();
+}
+
+bosch_torch::TensorMap tiny_qwen3_tensors(const TinySpec &s) {
+    at::Generator gen = at::detail::createCPUGenerator(s.seed);
+    auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+    bosch_torch::TensorMap m;
+    auto put = [&](const std::string &name, torch::Tensor t) {
+        m[name] = t.to(s.dtype).contiguous();
+    };
+    auto linear = [&](const std::string &name, int64_t out, int64_t in) {
+        put(name, torch::randn({out, in}, gen, f32) / std::sqrt((double)in));
+    };
+    auto norm = [&](const std::string &name, int64_t n) {
+        put(name, 1.0 + 0.1 * torch::randn({n}, gen, f32));
+    };
+    const int64_t H = s.hidden, hd = s.head_dim;
+    put("model.embed_tokens.weight", torch::randn({s.vocab, H}, gen, f32));
+    for (int64_t l = 0; l < s.layers; l++) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        norm(p + "input_layernorm.weight", H);
+        linear(p + "self_attn.q_proj.weight", s.heads * hd, H);
+        linear(p + "self_attn.k_proj.weight", s.kv_heads * hd, H);
+        linear(p + "self_attn.v_proj.weight", s.kv_heads * hd, H);
+        linear(p + "self_attn.o_proj.weight", H, s.heads * hd);
+        norm(p + "self_attn.q_norm.weight", hd);
+        norm(p + "self_attn.k_norm.weight", hd);
+        norm(p + "post_attention_layernorm.weight", H);
+        linear(p + "mlp.gate_proj.weight", s.intermediate, H);
+        linear(p + "mlp.up_proj.weight", s.intermediate, H);
+        linear(p + "mlp.down_proj.weight", H, s.intermediate);
+    }
+    norm("model.norm.weight", H);
+    if (!s.tie)
+        linear("lm_head.weight", s.vocab, H);
+    return m;
+}
+
+std::string write_safetensors(const std::string &path, const bosch_torch::TensorMap &tensors) {
+    std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
+    std::vector<torch::Tensor> data;
+    uint64_t off = 0;
+    for (const auto &kv : tensors) {
+        torch::Tensor t = kv.second.to(torch::kCPU).contiguous();
+        const char *dt = st_dtype(t.scalar_type());
+        if (!dt)
+            return "write_safetensors: tensor " + kv.first + " has unsupported dtype";
+        uint64_t nbytes = (uint64_t)t.numel() * (uint64_t)t.element_size();
+        header += ",\"" + json_escape(kv.first) + "\":{\"dtype\":\"" + dt + "\",\"shape\":[";
+        for (int64_t i = 0; i < t.dim(); i++)
+            header += (i ? "," : "") + std::to_string(t.size(i));
+        header += "],\"data_offsets\":[" + std::to_string(off) + "," +
+                  std::to_string(off + nbytes) + "]}";
+        off += nbytes;
+        data.push_back(t);
+    }
+    header += "}";
+    while (header.size() % 8 != 0)
+        header += ' ';
+    std::FILE *f = std::fopen(path.c_str(), "wb");
+    if (!f)
+        return "cannot create " + path + ": " + std::strerror(errno);
+    unsigned char len[8];
+    uint64_t n = header.size();
+    for (int i = 0; i < 8; i++)
+        len[i] = (unsigned char)(n >> (8 * i));
+    bool ok = std::fwrite(len, 1, 8, f) == 8 &&
+              std::fwrite(header.data(), 1, header.size(), f) == header.size();
+    for (const torch::Tensor &t : data) {
+        size_t nbytes = (size_t)t.numel() * (size_t)t.element_size();
+        if (ok && nbytes)
+            ok = std::fwrite(t.data_ptr(), 1, nbytes, f) == nbytes;
+    }
+    if (std::fclose(f) != 0)
+        ok = false;
+    return ok ? "" : "cannot write " + path;
+}
+
+std::string write_file(const std::string &path, const std::string &bytes) {
+    std::FILE *f = std::fopen(path.c_str(), "wb");
+    if (!f)
+        return "cannot create " + path + ": " + std::strerror(errno);
+    bool ok = bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    if (std::fclose(f) != 0)
+        ok = false;
+    return ok ? "" : "cannot write " + path;
+}
+
+std::string read_file(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream o;
+    o << in.rdbuf();
+    return o.str();
+}
+
+std::string write_tiny_qwen3(const std::string &dir, const TinySpec &s,
+                             bosch_torch::TensorMap *written) {
+    if (!st_dtype(s.dtype))
+        return "write_tiny_qwen3: dtype must be kFloat32, kBFloat16 or kFloat16";
+    if (s.shards < 1)
+        return "write_tiny_qwen3: shards must be >= 1";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+        return "cannot create " + dir + ": " + ec.message();
+    std::string err = write_file(dir + "/config.json", tiny_config_json(s));
+    if (!err.empty())
+        return err;
+    bosch_torch::TensorMap m = tiny_qwen3_tensors(s);
+    if (s.shards == 1) {
+        err = write_safetensors(dir + "/model.safetensors", m);
+    } else {
+        // Contiguous runs of tensors (in name order) per shard, as HF does.
+        std::vector<bosch_torch::TensorMap> parts((size_t)s.shards);
+        std::string weight_map;
+        uint64_t total = 0;
+        size_t i = 0, n = m.size();
+        char name[64];
+        for (const auto &kv : m) {
+            size_t k = i++ * (size_t)s.shards / n;
+            parts[k].insert(kv);
+            std::snprintf(name, sizeof name, "model-%05zu-of-%05d.safetensors", k + 1, s.shards);
+            weight_map += std::string(weight_map.empty() ? "" : ",\n") + "    \"" +
+                          json_escape(kv.first) + "\": \"" + name + "\"";
+            total += (uint64_t)kv.second.numel() * (uint64_t)kv.second.element_size();
+        }
+        for (size_t k = 0; k < parts.size() && err.empty(); k++) {
+            std::snprintf(name, sizeof name, "model-%05zu-of-%05d.safetensors", k + 1, s.shards);
+            err = write_safetensors(dir + "/" + name, parts[k]);
+        }
+        if (err.empty())
+            err = write_file(dir + "/model.safetensors.index.json",
+                             "{\n  \"metadata\": {\"total_size\": " + std::to_string(total) +
+                                 "},\n  \"weight_map\": {\n" + weight_map + "\n  }\n}\n");
+    }
+    if (err.empty() && written)
+        *written = std::move(m);
+    return err;
+}
+
+std::string make_temp_dir(const std::string &tag) {
+    const char *base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/bosch-" + tag + "-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data()))
+        throw std::runtime_error("mkdtemp " + tmpl + ": " + std::strerror(errno));
+    return std::string(buf.data());
+}
+
+void remove_tree(const std::string &path) {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+}
+
+} // namespace bosch_torch_test

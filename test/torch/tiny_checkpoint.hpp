@@ -1,0 +1,63 @@
+// Test helper: writes tiny random Qwen3ForCausalLM checkpoints in the
+// Hugging Face layout (config.json + model.safetensors, or shards with
+// model.safetensors.index.json), for the libbosch-torch tests.
+#pragma once
+
+#include "torch/checkpoint.hpp" // bosch_torch::TensorMap (lib/ on the include path)
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+
+namespace bosch_torch_test {
+
+struct TinySpec {
+    int64_t layers = 2;
+    int64_t hidden = 32;
+    int64_t heads = 4;    // query heads
+    int64_t kv_heads = 2; // KV heads (heads % kv_heads == 0)
+    int64_t head_dim = 8; // even
+    int64_t intermediate = 64;
+    int64_t vocab = 64;
+    bool tie = false;                          // tie_word_embeddings: no lm_head.weight written
+    torch::ScalarType dtype = torch::kFloat32; // stored dtype: kFloat32, kBFloat16 or kFloat16
+    int shards = 1;                            // > 1: model-0000k-of-0000n.safetensors + index
+    uint64_t seed = 1;                         // same spec and seed -> same bytes
+    bool rope_style_new = false; // "rope_parameters": {"rope_theta", "rope_type"} instead of
+                                 // top-level "rope_theta" + "rope_scaling": null
+    double rope_theta = 10000.0;
+    double rms_norm_eps = 1e-6;
+};
+
+// config.json text for the spec (the fields a real Qwen3 config has).
+std::string tiny_config_json(const TinySpec &spec);
+
+// The checkpoint's tensors, in spec.dtype, with Hugging Face names and shapes.
+// Deterministic in spec.seed (a private generator; the global torch seed is
+// untouched). Embedding ~ N(0, 1); linear weights ~ N(0, 1/fan_in); norm
+// weights ~ 1 + N(0, 0.1^2). No lm_head.weight when spec.tie.
+bosch_torch::TensorMap tiny_qwen3_tensors(const TinySpec &spec);
+
+// One safetensors file holding `tensors` (contiguous CPU F32/BF16/F16, in
+// name order, header padded to 8 bytes). Returns "" or an error message.
+std::string write_safetensors(const std::string &path, const bosch_torch::TensorMap &tensors);
+
+// Creates `dir` (and parents) if needed and writes config.json plus
+// model.safetensors, or spec.shards shards + model.safetensors.index.json.
+// When `written` is non-null it receives the tensors written (spec.dtype).
+// Returns "" on success, else an error message.
+std::string write_tiny_qwen3(const std::string &dir, const TinySpec &spec,
+                             bosch_torch::TensorMap *written = nullptr);
+
+// A fresh empty directory under $TMPDIR (or /tmp), e.g. /tmp/bosch-<tag>-XXXXXX;
+// throws std::runtime_error on failure.
+std::string make_temp_dir(const std::string &tag);
+// rm -r; errors ignored.
+void remove_tree(const std::string &path);
+// Writes `bytes` to `path` (truncating); returns "" or an error message.
+std::string write_file(const std::string &path, const std::string &bytes);
+// Reads a whole file into a string ("" when it cannot be read).
+std::string read_file(const std::string &path);
+
+} // namespace bosch_torch_test
