@@ -160,6 +160,34 @@ static void commit_incumbent(bosch_optimizer *opt)
     opt->plan.work_record = sp->inc_record;
 }
 
+/* Makes the subproblem repair every expanded mask to the problem's global
+ * target and bounds (layer-level variant, polish). Frees sp and returns NULL
+ * when memory runs out. */
+static bosch_subproblem *with_global_repair(bosch_subproblem *sp, const bosch_problem *p)
+{
+    if (!sp)
+        return NULL;
+    sp->repair_prio = malloc(p->units * sizeof *sp->repair_prio);
+    if (!sp->repair_prio) {
+        bosch_subproblem_free(sp);
+        return NULL;
+    }
+    sp->global_repair = p;
+    return sp;
+}
+
+/* Starts the subproblem from the working mask, whose value is known. */
+static void start_from_work(const bosch_optimizer *opt, bosch_subproblem *sp)
+{
+    const struct plan *pl = &opt->plan;
+    if (!sp || pl->work_record < 0)
+        return;
+    subproblem_restrict(sp, pl->work, sp->inc);
+    sp->inc_value = opt_objective_of(opt, (size_t)pl->work_record);
+    sp->inc_record = pl->work_record;
+    sp->has_inc = 1;
+}
+
 /* ---- plan: budgets, ranges, uniform allocation ---------------------------- */
 
 static int plan_init(bosch_optimizer *opt)
@@ -527,13 +555,7 @@ static int step_group(bosch_optimizer *opt)
         pl->group_vars_left -= vars;
         bosch_subproblem *sp = layers_subproblem(opt, pl->chunk_layers + s, e - s,
                                                  ((uint64_t)BOSCH_STAGE_GROUP << 32) | pl->chunk);
-        if (sp && pl->work_record >= 0) {
-            /* Start from the working mask, whose value is known. */
-            subproblem_restrict(sp, pl->work, sp->inc);
-            sp->inc_value = opt_objective_of(opt, (size_t)pl->work_record);
-            sp->inc_record = pl->work_record;
-            sp->has_inc = 1;
-        }
+        start_from_work(opt, sp);
         int rc = start_subproblem(opt, sp, b ? b : 1, BOSCH_STAGE_GROUP);
         if (rc < 0)
             return rc;
@@ -573,17 +595,10 @@ static int step_polish(bosch_optimizer *opt)
             vstart[n] = n;
             uint32_t count = (uint32_t)(pl->target - fixed_swa);
             if (n > 0 && count > 0 && count < n)
-                sp = subproblem_new(n, 1, block_of, &count, p->units, pl->work, vstart, vunits,
-                                    opt->o.seed, ((uint64_t)BOSCH_STAGE_GROUP << 32) | 0xffffffffu);
-            if (sp) {
-                sp->repair_prio = malloc(p->units * sizeof *sp->repair_prio);
-                sp->global_repair = p;
-                if (!sp->repair_prio) {
-                    bosch_subproblem_free(sp);
-                    sp = NULL;
-                    n = 0;
-                }
-            }
+                sp = with_global_repair(
+                    subproblem_new(n, 1, block_of, &count, p->units, pl->work, vstart, vunits,
+                                   opt->o.seed, ((uint64_t)BOSCH_STAGE_GROUP << 32) | 0xffffffffu),
+                    p);
         }
         free(vunits);
         free(vstart);
@@ -595,12 +610,7 @@ static int step_polish(bosch_optimizer *opt)
             }
             return opt_fail(opt, BOSCH_E_NOMEM, "out of memory");
         }
-        if (pl->work_record >= 0) {
-            subproblem_restrict(sp, pl->work, sp->inc);
-            sp->inc_value = opt_objective_of(opt, (size_t)pl->work_record);
-            sp->inc_record = pl->work_record;
-            sp->has_inc = 1;
-        }
+        start_from_work(opt, sp);
         opt_log(opt, BOSCH_LOG_INFO, "stage 3 polish over %zu free units, budget %llu", n,
                 (unsigned long long)budget);
         int rc = start_subproblem(opt, sp, budget, BOSCH_STAGE_GROUP);
@@ -652,16 +662,10 @@ static int step_layers(bosch_optimizer *opt)
             if (count > n)
                 count = (uint32_t)n;
             if (n > 0)
-                sp = subproblem_new(n, 1, block_of, &count, p->units, pl->work, vstart, vunits,
-                                    opt->o.seed, (uint64_t)BOSCH_STAGE_GROUP << 32);
-            if (sp) {
-                sp->repair_prio = malloc(p->units * sizeof *sp->repair_prio);
-                sp->global_repair = p;
-                if (!sp->repair_prio) {
-                    bosch_subproblem_free(sp);
-                    sp = NULL;
-                }
-            }
+                sp = with_global_repair(subproblem_new(n, 1, block_of, &count, p->units, pl->work,
+                                                       vstart, vunits, opt->o.seed,
+                                                       (uint64_t)BOSCH_STAGE_GROUP << 32),
+                                        p);
         }
         free(block_of);
         free(vstart);

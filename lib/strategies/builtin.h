@@ -34,5 +34,9 @@ int move_start_point(const bosch_subproblem *sp, uint8_t *x, double *value);
 int move_random_swap(const bosch_subproblem *sp, uint8_t *x);
 /* Number of blocks that allow a swap. */
 size_t move_swappable_blocks(const bosch_subproblem *sp);
+/* Fills `max` random feasible points (a start batch) and sets *n = max. */
+void move_random_batch(const bosch_subproblem *sp, uint8_t *cands, size_t max, size_t *n);
+/* Index of the highest value (the first one on ties). */
+size_t move_best_index(const double *values, size_t n);
 
 #endif

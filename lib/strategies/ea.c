@@ -52,9 +52,7 @@ static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t 
 {
     struct state *s = st;
     if (!s->has_parent) {
-        for (size_t i = 0; i < max; i++)
-            move_random_point(sp, cands + i * s->n);
-        *n = max;
+        move_random_batch(sp, cands, max, n);
         return 0;
     }
     if (move_swappable_blocks(sp) == 0) {
@@ -82,10 +80,7 @@ static int observe(void *st, const bosch_subproblem *sp, const uint8_t *cands, c
                    size_t n)
 {
     struct state *s = st;
-    size_t best = 0;
-    for (size_t i = 1; i < n; i++)
-        if (values[i] > values[best])
-            best = i;
+    size_t best = move_best_index(values, n);
     if (!s->has_parent || values[best] >= s->value) {
         memcpy(s->parent, cands + best * s->n, s->n);
         s->value = values[best];

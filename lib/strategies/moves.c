@@ -73,3 +73,20 @@ int move_random_swap(const bosch_subproblem *sp, uint8_t *x)
     x[vz] = 1;
     return 1;
 }
+
+void move_random_batch(const bosch_subproblem *sp, uint8_t *cands, size_t max, size_t *n)
+{
+    size_t nv = bosch_subproblem_vars(sp);
+    for (size_t i = 0; i < max; i++)
+        move_random_point(sp, cands + i * nv);
+    *n = max;
+}
+
+size_t move_best_index(const double *values, size_t n)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++)
+        if (values[i] > values[best])
+            best = i;
+    return best;
+}

@@ -3,10 +3,7 @@
 
 static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t max, size_t *n)
 {
-    size_t nv = bosch_subproblem_vars(sp);
-    for (size_t i = 0; i < max; i++)
-        move_random_point(sp, cands + i * nv);
-    *n = max;
+    move_random_batch(sp, cands, max, n);
     return 0;
 }
 

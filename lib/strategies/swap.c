@@ -78,9 +78,7 @@ static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t 
     struct state *s = st;
     size_t nv = s->n;
     if (s->phase == START) {
-        for (size_t i = 0; i < max; i++)
-            move_random_point(sp, cands + i * nv);
-        *n = max;
+        move_random_batch(sp, cands, max, n);
         return 0;
     }
     if (s->phase == MOVES && s->nmoves == 0 && s->pos == 0)
@@ -116,10 +114,7 @@ static int observe(void *st, const bosch_subproblem *sp, const uint8_t *cands, c
                    size_t n)
 {
     struct state *s = st;
-    size_t best = 0;
-    for (size_t i = 1; i < n; i++)
-        if (values[i] > values[best])
-            best = i;
+    size_t best = move_best_index(values, n);
     if (s->phase == MOVES && values[best] <= s->cur_value)
         return 0; /* no improvement in this batch: keep scanning */
     memcpy(s->cur, cands + best * s->n, s->n);
