@@ -1,0 +1,24 @@
+// Writes a tiny random Qwen3 checkpoint into argv[1] (for the cli tests),
+// with test/torch's helper.
+#include "../torch/tiny_checkpoint.hpp"
+
+#include <cstdio>
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+        return 2;
+    }
+    bosch_torch_test::TinySpec spec;
+    spec.layers = 4;
+    spec.heads = 4;
+    spec.kv_heads = 2;
+    spec.seed = 7;
+    std::string err = bosch_torch_test::write_tiny_qwen3(argv[1], spec);
+    if (!err.empty()) {
+        std::fprintf(stderr, "%s\n", err.c_str());
+        return 1;
+    }
+    return 0;
+}
