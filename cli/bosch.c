@@ -18,15 +18,14 @@
 #include <getopt.h>
 #include <json-c/json.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <uv.h>
+
+#include "console.h"
 
 #ifndef BOSCH_DEFAULT_MODEL_DIR
 #define BOSCH_DEFAULT_MODEL_DIR "/usr/local/share/libbosch/organism"
@@ -844,141 +843,6 @@ static void history_line(FILE *f, size_t i, const char *stage, double score, dou
     fprintf(f, "\"}\n");
 }
 
-/* ---- progress and signals (as examples/testbed_search.c) ---- */
-struct progress {
-    int tty, last_stage, line_open;
-    double last_draw;
-};
-
-static void format_eta(double s, char *buf, size_t len)
-{
-    if (!(s >= 0) || isinf(s))
-        snprintf(buf, len, "--");
-    else if (s < 60)
-        snprintf(buf, len, "%.0fs", s);
-    else if (s < 3600)
-        snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-    else
-        snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
-static void on_progress(const bosch_progress *p, void *user)
-{
-    struct progress *pr = user;
-    int stage = bosch_progress_stage(p);
-    double elapsed = bosch_progress_elapsed(p);
-    unsigned long long evals = bosch_progress_evaluations(p), budget = bosch_progress_budget(p);
-    double rate = bosch_progress_rate(p), best = bosch_progress_best_score(p);
-    char eta[32], speed[32];
-    format_eta(bosch_progress_eta(p), eta, sizeof eta);
-    if (isnan(rate))
-        snprintf(speed, sizeof speed, "--");
-    else
-        snprintf(speed, sizeof speed, "%.2f", rate);
-    if (pr->tty) {
-        if (stage == pr->last_stage && elapsed - pr->last_draw < 0.1 && evals < budget)
-            return;
-        pr->last_stage = stage;
-        pr->last_draw = elapsed;
-        char bar[21];
-        int filled = budget ? (int)(20.0 * (double)evals / (double)budget) : 0;
-        if (filled > 20)
-            filled = 20;
-        for (int i = 0; i < 20; i++)
-            bar[i] = i < filled ? '#' : '.';
-        bar[20] = '\0';
-        fprintf(stderr, "\r\033[K[%-7s] [%s] %llu/%llu evals, best %.4f, %s evals/s, ETA %s",
-                bosch_stage_name(stage), bar, evals, budget, best, speed, eta);
-        fflush(stderr);
-        pr->line_open = 1;
-    } else {
-        if (stage == pr->last_stage)
-            return;
-        pr->last_stage = stage;
-        char bs[32];
-        if (isnan(best))
-            snprintf(bs, sizeof bs, "--");
-        else
-            snprintf(bs, sizeof bs, "%.4f", best);
-        fprintf(stderr, "[%-7s] %llu/%llu evaluations, best normalised score %s, %s evals/s, ETA %s\n",
-                bosch_stage_name(stage), evals, budget, bs, speed, eta);
-    }
-}
-
-struct run {
-    bosch_optimizer *opt;
-    int rc;
-    atomic_int signals;
-    uv_async_t done;
-    uv_signal_t sigint, sigterm;
-};
-
-static void search_thread(void *arg)
-{
-    struct run *r = arg;
-    r->rc = bosch_optimize(r->opt);
-    uv_async_send(&r->done);
-}
-
-static void on_done(uv_async_t *h)
-{
-    struct run *r = h->data;
-    uv_close((uv_handle_t *)&r->done, NULL);
-    uv_close((uv_handle_t *)&r->sigint, NULL);
-    uv_close((uv_handle_t *)&r->sigterm, NULL);
-}
-
-static void on_signal(uv_signal_t *h, int signum)
-{
-    struct run *r = h->data;
-    if (atomic_fetch_add(&r->signals, 1) == 0) {
-        fprintf(stderr, "\n%s: stopping after the evaluations in flight (again to exit at once)\n",
-                signum == SIGINT ? "SIGINT" : "SIGTERM");
-        bosch_force_stop(r->opt);
-    } else {
-        fprintf(stderr, "\nsecond signal: exiting now\n");
-        _exit(EXIT_STOPPED);
-    }
-}
-
-/* Runs bosch_optimize on a thread while the main thread handles signals.
- * Returns bosch_optimize's status, or INT32_MIN when the thread failed. */
-static int run_search(bosch_optimizer *opt, struct progress *pr)
-{
-    static struct run run;
-    uv_loop_t loop;
-    run.opt = opt;
-    atomic_init(&run.signals, 0);
-    if (uv_loop_init(&loop) != 0)
-        return INT32_MIN;
-    uv_async_init(&loop, &run.done, on_done);
-    uv_signal_init(&loop, &run.sigint);
-    uv_signal_init(&loop, &run.sigterm);
-    run.done.data = run.sigint.data = run.sigterm.data = &run;
-    uv_signal_start(&run.sigint, on_signal, SIGINT);
-    uv_signal_start(&run.sigterm, on_signal, SIGTERM);
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    uv_thread_t thread;
-    int e = uv_thread_create(&thread, search_thread, &run);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (e != 0) {
-        on_done(&run.done);
-        uv_run(&loop, UV_RUN_DEFAULT);
-        uv_loop_close(&loop);
-        return INT32_MIN;
-    }
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_thread_join(&thread);
-    uv_loop_close(&loop);
-    if (pr->line_open)
-        fputc('\n', stderr);
-    return run.rc;
-}
-
 static int opt_fail(int rc, const char *what, const bosch_optimizer *opt)
 {
     const char *msg = opt && *bosch_last_error(opt) ? bosch_last_error(opt) : bosch_strerror(rc);
@@ -1043,11 +907,12 @@ static int cmd_search(const struct settings *s)
         goto out;
     }
     bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, b.e);
-    struct progress pr = {.tty = isatty(STDERR_FILENO), .last_stage = -1, .last_draw = -1};
-    bosch_set_progress(opt, on_progress, &pr);
+    struct console_progress pr;
+    console_progress_init(&pr);
+    bosch_set_progress(opt, console_on_progress, &pr);
     fprintf(stderr, "model %s: %u layers x %u KV groups x %u heads/group; task %s; window %u, sink %u\n",
             b.dir, b.L, b.G, b.H, s->task ? s->task : "niah", effective_window(s), s->sink);
-    rc = run_search(opt, &pr);
+    rc = console_run(opt, &pr, EXIT_STOPPED);
     const int search_rc = rc;
     if (rc == INT32_MIN) {
         errorf("cannot start the search thread");

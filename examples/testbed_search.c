@@ -32,14 +32,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <uv.h>
+
+#include "console.h"
 
 enum { EXIT_DONE = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_STOPPED = 3 };
 
@@ -74,112 +73,6 @@ static int evaluate(const uint8_t *mask, size_t units, double *score, void *user
     }
     (void)units;
     return bosch_testbed_score(ev->tb, mask, score);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Progress (called on the search thread)                                    */
-/* ------------------------------------------------------------------------ */
-struct progress {
-    int tty;
-    int last_stage;
-    double last_draw;   /* elapsed seconds of the last redraw (tty) */
-    int line_open;      /* a tty line waits for its newline */
-};
-
-static void format_eta(double s, char *buf, size_t len)
-{
-    if (!(s >= 0) || isinf(s))
-        snprintf(buf, len, "--");
-    else if (s < 60)
-        snprintf(buf, len, "%.0fs", s);
-    else if (s < 3600)
-        snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-    else
-        snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
-static void on_progress(const bosch_progress *p, void *user)
-{
-    struct progress *pr = user;
-    int stage = bosch_progress_stage(p);
-    double elapsed = bosch_progress_elapsed(p);
-    unsigned long long evals = bosch_progress_evaluations(p);
-    unsigned long long budget = bosch_progress_budget(p);
-    unsigned long long replayed = bosch_progress_replayed(p);
-    double rate = bosch_progress_rate(p);
-    char eta[32], speed[32];
-    format_eta(bosch_progress_eta(p), eta, sizeof eta);
-    if (isnan(rate))
-        snprintf(speed, sizeof speed, "--");
-    else
-        snprintf(speed, sizeof speed, "%.1f", rate);
-    char replay[48] = "";
-    if (replayed)
-        snprintf(replay, sizeof replay, ", %llu replayed", replayed);
-
-    if (pr->tty) {
-        /* One line, redrawn at most 10 times a second and at stage changes. */
-        if (stage == pr->last_stage && elapsed - pr->last_draw < 0.1 && evals < budget)
-            return;
-        pr->last_stage = stage;
-        pr->last_draw = elapsed;
-        fprintf(stderr, "\r\033[K[%-7s] %llu/%llu evaluations%s, best %.4f, %s evals/s, ETA %s",
-                bosch_stage_name(stage), evals, budget, replay, bosch_progress_best_score(p),
-                speed, eta);
-        fflush(stderr);
-        pr->line_open = 1;
-    } else {
-        if (stage == pr->last_stage)
-            return;
-        pr->last_stage = stage;
-        fprintf(stderr,
-                "[%-7s] %5llu / %llu evaluations%s, best normalised score %.4f, "
-                "%s evals/s, ETA %s\n",
-                bosch_stage_name(stage), evals, budget, replay, bosch_progress_best_score(p),
-                speed, eta);
-    }
-}
-
-/* ------------------------------------------------------------------------ */
-/* Search thread and the main loop                                           */
-/* ------------------------------------------------------------------------ */
-struct run {
-    bosch_optimizer *opt;
-    int rc;                 /* bosch_optimize()'s status */
-    atomic_int signals;     /* signals received */
-    int signum;             /* the first one */
-    uv_async_t done;        /* wakes the loop when the search thread ends */
-    uv_signal_t sigint, sigterm;
-};
-
-static void search_thread(void *arg)
-{
-    struct run *r = arg;
-    r->rc = bosch_optimize(r->opt);
-    uv_async_send(&r->done);
-}
-
-static void on_done(uv_async_t *h)
-{
-    struct run *r = h->data;
-    uv_close((uv_handle_t *)&r->done, NULL);
-    uv_close((uv_handle_t *)&r->sigint, NULL);
-    uv_close((uv_handle_t *)&r->sigterm, NULL);
-}
-
-static void on_signal(uv_signal_t *h, int signum)
-{
-    struct run *r = h->data;
-    if (atomic_fetch_add(&r->signals, 1) == 0) {
-        r->signum = signum;
-        fprintf(stderr, "\n%s: stopping after the evaluations in flight "
-                        "(send it again to exit at once)\n",
-                signum == SIGINT ? "SIGINT" : "SIGTERM");
-        bosch_force_stop(r->opt);
-    } else {
-        fprintf(stderr, "\nsecond signal: exiting now\n");
-        _exit(EXIT_STOPPED);
-    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -372,9 +265,6 @@ int main(int argc, char **argv)
     bosch_problem *prob = bosch_problem_create(L, G, H);
     bosch_optimizer *opt = NULL;
     bosch_result *res = NULL;
-    uv_loop_t loop;
-    int loop_ready = 0;
-    static struct run run; /* static: handles outlive any early exit path */
     if (!tb || !prob) {
         fprintf(stderr, "out of memory\n");
         goto out;
@@ -407,48 +297,16 @@ int main(int argc, char **argv)
     }
     TRY(bosch_set_evaluator(opt, evaluate, &ev), "evaluator", opt);
     TRY(bosch_set_evaluator_thread_safe(opt, 1), "evaluator", opt);
-    struct progress pr = {.tty = isatty(STDERR_FILENO), .last_stage = -1, .last_draw = -1};
-    TRY(bosch_set_progress(opt, on_progress, &pr), "progress", opt);
+    struct console_progress pr;
+    console_progress_init(&pr);
+    TRY(bosch_set_progress(opt, console_on_progress, &pr), "progress", opt);
 
-    /* Main thread: a libuv loop waiting for a signal or the end of the search. */
-    run.opt = opt;
-    atomic_init(&run.signals, 0);
-    int e;
-    if ((e = uv_loop_init(&loop)) != 0) {
-        fprintf(stderr, "uv_loop_init: %s\n", uv_strerror(e));
+    /* The search runs on its own thread; this one waits for SIGINT/SIGTERM. */
+    int rc = console_run(opt, &pr, EXIT_STOPPED);
+    if (rc == INT32_MIN) {
+        fprintf(stderr, "cannot start the search thread or its event loop\n");
         goto out;
     }
-    loop_ready = 1;
-    uv_async_init(&loop, &run.done, on_done);
-    uv_signal_init(&loop, &run.sigint);
-    uv_signal_init(&loop, &run.sigterm);
-    run.done.data = run.sigint.data = run.sigterm.data = &run;
-    uv_signal_start(&run.sigint, on_signal, SIGINT);
-    uv_signal_start(&run.sigterm, on_signal, SIGTERM);
-
-    /* The search thread (and the worker threads the library starts from it)
-     * inherit a mask that blocks the two signals: they are delivered to the
-     * main thread, and evaluations are never interrupted. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    uv_thread_t thread;
-    e = uv_thread_create(&thread, search_thread, &run);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (e != 0) {
-        fprintf(stderr, "uv_thread_create: %s\n", uv_strerror(e));
-        on_done(&run.done);
-        uv_run(&loop, UV_RUN_DEFAULT); /* lets the closed handles go */
-        goto out;
-    }
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_thread_join(&thread);
-    if (pr.line_open)
-        fputc('\n', stderr);
-
-    int rc = run.rc;
     if (bosch_is_error(rc)) {
         status = fail(rc, "search", opt);
         if (bosch_get_result(opt, &res) == BOSCH_OK && bosch_result_evaluations(res, -1) > 0)
@@ -469,8 +327,6 @@ int main(int argc, char **argv)
 
 out:
     fflush(stdout);
-    if (loop_ready)
-        uv_loop_close(&loop);
     bosch_result_free(res);
     bosch_destroy(opt);
     bosch_problem_free(prob);
