@@ -188,6 +188,16 @@ static void start_from_work(const bosch_optimizer *opt, bosch_subproblem *sp)
     sp->has_inc = 1;
 }
 
+/* Commits the finished subproblem's best and frees it; returns the
+ * evaluations it spent. */
+static uint64_t close_subproblem(bosch_optimizer *opt)
+{
+    uint64_t used = opt->sp ? opt->sp->used : 0;
+    commit_incumbent(opt);
+    drop_subproblem(opt);
+    return used;
+}
+
 /* ---- plan: budgets, ranges, uniform allocation ---------------------------- */
 
 static int plan_init(bosch_optimizer *opt)
@@ -532,9 +542,7 @@ static int step_group(bosch_optimizer *opt)
             int n = pull_runner(opt);
             if (n != 0)
                 return n;
-            pl->group_used += opt->sp->used;
-            commit_incumbent(opt);
-            drop_subproblem(opt);
+            pl->group_used += close_subproblem(opt);
             pl->chunk++;
             opt_emit_progress(opt);
         }
@@ -620,9 +628,7 @@ static int step_polish(bosch_optimizer *opt)
     int n = pull_runner(opt);
     if (n != 0)
         return n;
-    pl->group_used += opt->sp->used;
-    commit_incumbent(opt);
-    drop_subproblem(opt);
+    pl->group_used += close_subproblem(opt);
     opt->step = STEP_FINISHED;
     opt_emit_progress(opt);
     return 0;
@@ -681,8 +687,7 @@ static int step_layers(bosch_optimizer *opt)
     int n = pull_runner(opt);
     if (n != 0)
         return n;
-    commit_incumbent(opt);
-    drop_subproblem(opt);
+    close_subproblem(opt);
     pl->layer = UINT32_MAX;
     opt->step = STEP_FINISHED;
     return 0;
