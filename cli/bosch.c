@@ -1,7 +1,8 @@
 /* bosch: command-line front end of libbosch (and libbosch-torch when built).
  *
  *   bosch search   [options]            run BOSCH on a Qwen3 checkpoint
- *   bosch baseline --kind K [options]   a baseline selection (rand|intr|bme|ablation)
+ *   bosch baseline --kind K [options]   a baseline selection (layer patterns, ablation,
+ *                                       static head scores)
  *   bosch eval     --mask PREFIX.json   score a saved mask
  *   bosch show     PREFIX.json          print a saved mask
  *   bosch help | --help | --version
@@ -53,15 +54,18 @@ static void errorf(const char *fmt, ...)
 /* ------------------------------------------------------------------------ */
 struct settings {
     const char *model;   /* --model (NULL = default) */
-    const char *task;    /* --task JSONL */
+    const char *task;    /* --task JSONL (or the model's default task) */
     int niah;            /* --niah */
+    int niah_given, budget_given;
+    char task_buf[4096]; /* storage of a default task path */
     unsigned context, samples, needles, key_len, value_len;
     int context_given;
     double ratio;
     unsigned window, sink;
     int window_given, sink_given, metric_given;
     unsigned long long budget, seed;
-    unsigned threads, eval_batch;
+    unsigned threads, eval_batch, batch_size;
+    int no_prefix_cache;
     const char *journal;
     const char *strategy;
     const char *variant;
@@ -112,7 +116,7 @@ static void usage(FILE *f)
         "usage: bosch <command> [options]\n"
         "commands:\n"
         "  search     select SWA heads of a model with BOSCH\n"
-        "  baseline   a baseline selection: --kind rand|intr|bme|ablation\n"
+        "  baseline   a baseline selection: --kind KIND (below)\n"
         "  eval       score a saved mask: --mask PREFIX.json\n"
         "  show       print a saved mask: bosch show PREFIX.json\n"
         "  help       this text;  --version  versions\n"
@@ -131,6 +135,7 @@ static void usage(FILE *f)
         "  --metric M         exact|logprob (exact)\n"
         "  --seed S           search seed and NIAH task seed (0)\n"
         "  --eval-batch K     candidates per forward pass (8)\n"
+        "  --no-prefix-cache  recompute the layers below the first SWA layer\n"
         "search and baseline:\n"
         "  --ratio R          target SWA ratio (0.5)\n"
         "  --budget N         evaluations, anchors included (500)\n"
@@ -138,8 +143,11 @@ static void usage(FILE *f)
         "  --journal PATH     journal evaluations; resume PATH when it exists\n"
         "  --time-limit S     stop after S seconds (0 = none)\n"
         "  --strategy NAME    search strategy (auto)\n"
+        "  --batch-size N     candidates the search proposes at once (library default 8)\n"
         "  --variant V        full|probe-only|group-only|layer-level (full)\n"
-        "  --kind K           baseline: rand|intr|bme|ablation\n"
+        "  --kind K           baseline: rand|intr|bme (layer patterns), ablation\n"
+        "                     (single-unit SWA drops), locality|retrieval|\n"
+        "                     echo-induction|fisher (static head scores)\n"
         "  --out PREFIX       write PREFIX.json, .tsv, .svg, .history.jsonl (bosch-mask)\n"
         "exit codes: 0 ok, 1 runtime error, 2 usage error, 3 stopped (signal/time limit)\n");
 }
@@ -177,12 +185,25 @@ static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
     return 0;
 }
 
+#define BASELINE_KINDS "rand|intr|bme|ablation|locality|retrieval|echo-induction|fisher"
+
+static int baseline_kind_known(const char *k)
+{
+    static const char *const kinds[] = {"rand", "intr", "bme", "ablation", "locality",
+                                        "retrieval", "echo-induction", "fisher"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(k, kinds[i]))
+            return 1;
+    return 0;
+}
+
 /* Parses argv (argv[0] = the command). Returns 0, or EXIT_USAGE after a message. */
 static int parse_args(int argc, char **argv, struct settings *s, const char **positional)
 {
     enum { O_MODEL = 256, O_TASK, O_NIAH, O_CONTEXT, O_SAMPLES, O_NEEDLES, O_KEYLEN, O_VALLEN,
            O_RATIO, O_WINDOW, O_SINK, O_BUDGET, O_THREADS, O_JOURNAL, O_SEED, O_STRATEGY,
-           O_VARIANT, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH, O_TIME };
+           O_VARIANT, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH, O_TIME,
+           O_BATCHSIZE, O_NOCACHE };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"task", required_argument, NULL, O_TASK},
@@ -208,6 +229,8 @@ static int parse_args(int argc, char **argv, struct settings *s, const char **po
         {"device", required_argument, NULL, O_DEVICE},
         {"eval-batch", required_argument, NULL, O_EVALBATCH},
         {"time-limit", required_argument, NULL, O_TIME},
+        {"batch-size", required_argument, NULL, O_BATCHSIZE},
+        {"no-prefix-cache", no_argument, NULL, O_NOCACHE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -219,7 +242,7 @@ static int parse_args(int argc, char **argv, struct settings *s, const char **po
         switch (c) {
         case O_MODEL: s->model = optarg; break;
         case O_TASK: s->task = optarg; break;
-        case O_NIAH: s->niah = 1; break;
+        case O_NIAH: s->niah = s->niah_given = 1; break;
         case O_CONTEXT:
             if (parse_uint(optarg, 8, 1u << 24, &s->context)) bad = "--context (8..16777216)";
             s->context_given = 1;
@@ -250,6 +273,7 @@ static int parse_args(int argc, char **argv, struct settings *s, const char **po
             break;
         case O_BUDGET:
             if (parse_ull(optarg, &s->budget) || s->budget < 2) bad = "--budget (>= 2)";
+            s->budget_given = 1;
             break;
         case O_THREADS:
             if (parse_uint(optarg, 1, 256, &s->threads)) bad = "--threads (1..256)";
@@ -277,9 +301,8 @@ static int parse_args(int argc, char **argv, struct settings *s, const char **po
             break;
         case O_KIND:
             s->kind = optarg;
-            if (strcmp(optarg, "rand") && strcmp(optarg, "intr") && strcmp(optarg, "bme") &&
-                strcmp(optarg, "ablation"))
-                bad = "--kind (rand|intr|bme|ablation)";
+            if (!baseline_kind_known(optarg))
+                bad = "--kind (" BASELINE_KINDS ")";
             break;
         case O_MASK: s->mask = optarg; break;
         case O_DEVICE:
@@ -290,6 +313,10 @@ static int parse_args(int argc, char **argv, struct settings *s, const char **po
         case O_EVALBATCH:
             if (parse_uint(optarg, 1, 4096, &s->eval_batch)) bad = "--eval-batch (1..4096)";
             break;
+        case O_BATCHSIZE:
+            if (parse_uint(optarg, 1, 4096, &s->batch_size)) bad = "--batch-size (1..4096)";
+            break;
+        case O_NOCACHE: s->no_prefix_cache = 1; break;
         case O_TIME:
             if (parse_double(optarg, &s->time_limit) || s->time_limit < 0)
                 bad = "--time-limit (>= 0)";
@@ -318,8 +345,6 @@ static int parse_args(int argc, char **argv, struct settings *s, const char **po
         errorf("%s: --task and --niah exclude each other", argv[0]);
         return EXIT_USAGE;
     }
-    if (!s->task)
-        s->niah = 1;
     return 0;
 }
 
@@ -340,6 +365,7 @@ struct outcome {
     unsigned window, sink, context;
     int have_sink;
     char metric[16];
+    const double *unit_scores; /* baseline importance per unit (written when set) */
 };
 
 static double layer_ratio(const struct outcome *o, uint32_t l)
@@ -401,6 +427,12 @@ static int write_json(const char *path, const struct outcome *o, const struct se
     for (uint32_t l = 0; l < o->L; l++)
         json_object_array_add(lr, json_object_new_double(layer_ratio(o, l)));
     json_object_object_add(root, "layer_ratios", lr);
+    if (o->unit_scores) {
+        json_object *us = json_object_new_array();
+        for (size_t u = 0; u < units; u++)
+            json_object_array_add(us, jdouble(o->unit_scores[u]));
+        json_object_object_add(root, "unit_importance", us);
+    }
     json_object_object_add(root, "swa_units", json_object_new_int64((int64_t)swa_units(o)));
     json_object_object_add(root, "ratio", json_object_new_double((double)swa_units(o) / units));
     json_object_object_add(root, "target_ratio", json_object_new_double(o->target_ratio));
@@ -443,6 +475,10 @@ static int write_json(const char *path, const struct outcome *o, const struct se
     json_object_object_add(st, "strategy", json_object_new_string(s->strategy));
     json_object_object_add(st, "variant", json_object_new_string(s->variant));
     json_object_object_add(st, "threads", json_object_new_int64(s->threads));
+    json_object_object_add(st, "eval_batch", json_object_new_int64(s->eval_batch));
+    if (s->batch_size)
+        json_object_object_add(st, "batch_size", json_object_new_int64(s->batch_size));
+    json_object_object_add(st, "prefix_cache", json_object_new_boolean(!s->no_prefix_cache));
     json_object_object_add(st, "device", json_object_new_string(s->device));
     if (s->kind)
         json_object_object_add(st, "kind", json_object_new_string(s->kind));
@@ -810,6 +846,8 @@ static int backend_open(const struct settings *s, struct backend *b)
         return EXIT_ERROR;
     }
     bosch_torch_evaluator_set_batch(b->e, s->eval_batch);
+    if (s->no_prefix_cache)
+        bosch_torch_evaluator_set_prefix_cache(b->e, 0);
     return 0;
 }
 
@@ -853,7 +891,7 @@ static int opt_fail(int rc, const char *what, const bosch_optimizer *opt)
     return EXIT_ERROR;
 }
 
-static int cmd_search(const struct settings *s)
+static int cmd_search(struct settings *s)
 {
     struct backend b;
     int status = EXIT_ERROR;
@@ -894,6 +932,13 @@ static int cmd_search(const struct settings *s)
             status = opt_fail(rc, buf, opt);
             goto out;
         }
+    if (s->batch_size) {
+        snprintf(bbuf, sizeof bbuf, "%u", s->batch_size);
+        if ((rc = bosch_set_option(opt, "batch_size", bbuf))) {
+            status = opt_fail(rc, "--batch-size", opt);
+            goto out;
+        }
+    }
     if ((rc = bosch_set_threads(opt, s->threads))) {
         status = opt_fail(rc, "--threads", opt);
         goto out;
@@ -993,17 +1038,22 @@ out:
     return status;
 }
 
-static int cmd_baseline(const struct settings *s)
+/* The backend scorer behind a static-score baseline kind, or -1. */
+static int scorer_of(const char *kind)
 {
-    if (!s->kind) {
-        errorf("baseline: --kind rand|intr|bme|ablation is required");
-        return EXIT_USAGE;
-    }
+    for (int k = BOSCH_TORCH_SCORER_LOCALITY; k <= BOSCH_TORCH_SCORER_FISHER; k++)
+        if (!strcmp(kind, bosch_torch_scorer_name(k)))
+            return k;
+    return -1;
+}
+
+static int cmd_baseline(struct settings *s)
+{
     struct backend b;
     int status = EXIT_ERROR;
     bosch_problem *prob = NULL;
     uint8_t *masks = NULL;
-    double *scores = NULL, *importance = NULL;
+    double *scores = NULL, *importance = NULL, *unit_scores = NULL;
     FILE *hist = NULL;
     char *hp = NULL;
     struct outcome o;
@@ -1052,6 +1102,20 @@ static int cmd_baseline(const struct settings *s)
                          masks + u * units, units);
         }
         rc = bosch_baseline_static(prob, importance, o.mask);
+    } else if (scorer_of(s->kind) >= 0) {
+        char err[1024] = "";
+        unit_scores = calloc(units, sizeof *unit_scores);
+        if (!unit_scores) {
+            errorf("out of memory");
+            goto out;
+        }
+        rc = bosch_torch_scores(b.m, b.t, scorer_of(s->kind), effective_window(s), s->sink, NULL,
+                                unit_scores, err, sizeof err);
+        if (rc) {
+            errorf("%s scores: %s", s->kind, *err ? err : bosch_strerror(rc));
+            goto out;
+        }
+        rc = bosch_baseline_static(prob, unit_scores, o.mask);
     } else {
         int pat = !strcmp(s->kind, "rand") ? BOSCH_LAYERS_RAND
                   : !strcmp(s->kind, "intr") ? BOSCH_LAYERS_INTR : BOSCH_LAYERS_BME;
@@ -1081,6 +1145,7 @@ static int cmd_baseline(const struct settings *s)
     o.target_ratio = bosch_problem_target_ratio(prob);
     o.status = "BOSCH_DONE";
     o.evals[BOSCH_STAGE_COUNT] = nevals;
+    o.unit_scores = unit_scores ? unit_scores : !strcmp(s->kind, "ablation") ? importance : NULL;
     if (write_outputs(&o, s))
         goto out;
     print_picture(&o);
@@ -1096,33 +1161,15 @@ out:
     free(masks);
     free(scores);
     free(importance);
+    free(unit_scores);
     bosch_problem_free(prob);
     backend_free(&b);
     return status;
 }
 
-static int cmd_eval(const struct settings *s0)
+static int cmd_eval(struct settings *s, struct outcome *o_)
 {
-    if (!s0->mask) {
-        errorf("eval: --mask PREFIX.json is required");
-        return EXIT_USAGE;
-    }
-    struct outcome o;
-    int rc = read_outcome(s0->mask, &o);
-    if (rc)
-        return rc;
-    /* Window, sink, metric and NIAH context default to the mask's settings. */
-    struct settings sc_ = *s0, *s = &sc_;
-    if (!s->window_given && o.window) {
-        s->window = o.window;
-        s->window_given = 1;
-    }
-    if (!s->sink_given && o.have_sink)
-        s->sink = o.sink;
-    if (!s->metric_given && *o.metric)
-        s->metric = o.metric;
-    if (!s->context_given && o.context && s->niah)
-        s->context = o.context;
+    struct outcome o = *o_;
     struct backend b;
     int status = EXIT_ERROR;
     uint8_t *masks = NULL;
@@ -1160,6 +1207,87 @@ out:
     return status;
 }
 
+/* Settings a model directory may suggest in bosch.json (all optional):
+ *   {"calib": "calib.jsonl", "heldout": "heldout.jsonl", "window": 32,
+ *    "sink": 4, "metric": "exact", "budget": 300}
+ * calib is the default task of search and baseline, heldout that of eval
+ * (paths relative to the directory). Command-line options win. 0 or
+ * EXIT_ERROR after a message. */
+static int apply_model_defaults(struct settings *s, const char *dir, int for_eval)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/bosch.json", dir) >= (int)sizeof path) {
+        errorf("model path too long");
+        return EXIT_ERROR;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0; /* no suggestions: plain checkpoint */
+    json_object *root = json_object_from_file(path);
+    if (!root || !json_object_is_type(root, json_type_object)) {
+        errorf("%s: not a JSON object (%s)", path, json_util_get_last_err());
+        json_object_put(root);
+        return EXIT_ERROR;
+    }
+    int status = EXIT_ERROR;
+    json_object *v;
+    const char *key = for_eval ? "heldout" : "calib";
+    if (!s->task && !s->niah_given && json_object_object_get_ex(root, key, &v)) {
+        if (!json_object_is_type(v, json_type_string) || !*json_object_get_string(v)) {
+            errorf("%s: \"%s\" must be a file name", path, key);
+            goto out;
+        }
+        const char *f = json_object_get_string(v);
+        int n = f[0] == '/' ? snprintf(s->task_buf, sizeof s->task_buf, "%s", f)
+                            : snprintf(s->task_buf, sizeof s->task_buf, "%s/%s", dir, f);
+        if (n >= (int)sizeof s->task_buf) {
+            errorf("%s: path of \"%s\" too long", path, key);
+            goto out;
+        }
+        s->task = s->task_buf;
+    }
+    struct { const char *name; unsigned *dst; int *given; unsigned lo; } nums[] = {
+        {"window", &s->window, &s->window_given, 1},
+        {"sink", &s->sink, &s->sink_given, 0},
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        if (!json_object_object_get_ex(root, nums[i].name, &v))
+            continue;
+        int64_t x = json_object_get_int64(v);
+        if (!json_object_is_type(v, json_type_int) || x < nums[i].lo || x > (1 << 30)) {
+            errorf("%s: \"%s\" must be an integer >= %u", path, nums[i].name, nums[i].lo);
+            goto out;
+        }
+        if (!*nums[i].given) {
+            *nums[i].dst = (unsigned)x;
+            *nums[i].given = 1;
+        }
+    }
+    if (json_object_object_get_ex(root, "budget", &v)) {
+        int64_t x = json_object_get_int64(v);
+        if (!json_object_is_type(v, json_type_int) || x < 2) {
+            errorf("%s: \"budget\" must be an integer >= 2", path);
+            goto out;
+        }
+        if (!s->budget_given)
+            s->budget = (unsigned long long)x;
+    }
+    if (json_object_object_get_ex(root, "metric", &v)) {
+        const char *m = json_object_get_string(v);
+        if (!json_object_is_type(v, json_type_string) ||
+            (strcmp(m, "exact") && strcmp(m, "logprob"))) {
+            errorf("%s: \"metric\" must be \"exact\" or \"logprob\"", path);
+            goto out;
+        }
+        if (!s->metric_given)
+            s->metric = !strcmp(m, "exact") ? "exact" : "logprob";
+    }
+    status = 0;
+out:
+    json_object_put(root);
+    return status;
+}
+
 static int cmd_model(int argc, char **argv)
 {
     struct settings s;
@@ -1167,11 +1295,52 @@ static int cmd_model(int argc, char **argv)
     int rc = parse_args(argc, argv, &s, NULL);
     if (rc)
         return rc;
+    int eval = !strcmp(argv[0], "eval");
+    if (!strcmp(argv[0], "baseline") && !s.kind) {
+        errorf("baseline: --kind " BASELINE_KINDS " is required");
+        return EXIT_USAGE;
+    }
+    if (eval && !s.mask) {
+        errorf("eval: --mask PREFIX.json is required");
+        return EXIT_USAGE;
+    }
+    struct outcome o;
+    memset(&o, 0, sizeof o);
+    if (eval) {
+        if ((rc = read_outcome(s.mask, &o)))
+            return rc;
+        /* Window, sink, metric (and a NIAH mask's context) default to the mask's settings. */
+        if (!s.window_given && o.window) {
+            s.window = o.window;
+            s.window_given = 1;
+        }
+        if (!s.sink_given && o.have_sink) {
+            s.sink = o.sink;
+            s.sink_given = 1;
+        }
+        if (!s.metric_given && *o.metric) {
+            s.metric = o.metric; /* o outlives the command */
+            s.metric_given = 1;
+        }
+        if (!s.task && o.context) {
+            s.niah = 1;
+            if (!s.context_given)
+                s.context = o.context;
+        }
+    }
+    const char *dir = resolve_model(&s);
+    if (!dir || apply_model_defaults(&s, dir, eval)) {
+        free(o.mask);
+        return EXIT_ERROR;
+    }
+    s.model = dir;
+    if (!s.task)
+        s.niah = 1;
+    if (eval)
+        return cmd_eval(&s, &o);
     if (!strcmp(argv[0], "search"))
         return cmd_search(&s);
-    if (!strcmp(argv[0], "baseline"))
-        return cmd_baseline(&s);
-    return cmd_eval(&s);
+    return cmd_baseline(&s);
 }
 
 #endif /* BOSCH_CLI_TORCH */

@@ -124,6 +124,52 @@ BOSCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t unit
 /* Message of the last failure of this evaluator ("" if none). */
 BOSCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e);
 
+/* ------------------------------------------------------------------------ */
+/* Static head-level scores (the baselines BOSCH is compared with)           */
+/* ------------------------------------------------------------------------ */
+/* Each scorer measures, on the task's prompts with full attention, how much
+ * a query head needs attention beyond the window; higher = more important =
+ * keep full (the convention of bosch_baseline_static / _static_heads).
+ *   LOCALITY        1 - share of the head's attention mass that falls inside
+ *                   the sliding window + sink, averaged over every query
+ *                   position t >= window of every prompt
+ *   RETRIEVAL       share of answer tokens (teacher-forced, each predicted at
+ *                   the position before it) for which the head's top-1
+ *                   attention lies on a prompt token equal to that answer
+ *                   token outside the window (the token being copied);
+ *                   Wu et al.'s retrieval score
+ *   ECHO_INDUCTION  RazorAttention: on sequences of random tokens repeated
+ *                   twice (each of the task's prompt length, a fixed internal
+ *                   seed), the mean attention a query in the second copy puts
+ *                   on the earlier occurrence of its own token (echo) plus on
+ *                   the token after it (induction)
+ *   FISHER          squared gradient of the answer tokens' negative
+ *                   log-likelihood with respect to a per-unit gate g that
+ *                   mixes the unit's outputs as g * full + (1 - g) * SWA,
+ *                   at g = 1, averaged over samples (one score per unit,
+ *                   copied to each of its query heads)
+ * Single-unit ablation needs evaluations, not statistics: score each unit
+ * alone SWA with the evaluator and pass the drops to bosch_baseline_static. */
+enum bosch_torch_scorer {
+    BOSCH_TORCH_SCORER_LOCALITY = 0,
+    BOSCH_TORCH_SCORER_RETRIEVAL = 1,
+    BOSCH_TORCH_SCORER_ECHO_INDUCTION = 2,
+    BOSCH_TORCH_SCORER_FISHER = 3
+};
+/* "locality", "retrieval", "echo-induction", "fisher"; NULL for others. */
+BOSCH_API const char *bosch_torch_scorer_name(int scorer);
+/* Computes a scorer on every sample of `t` (attention is materialised per
+ * sample: memory ~ heads x prompt_len^2 x 4 bytes). head_scores (may be NULL)
+ * receives layers x kv_heads x heads_per_group values in query-head order
+ * (head h of layer l at l * query_heads + h); unit_scores (may be NULL)
+ * receives layers x kv_heads values, the maximum over each unit's query
+ * heads (a unit can only go SWA if none of its heads needs the far past).
+ * Deterministic for a given model, task and arguments. The model is locked
+ * for the duration, like a forward. */
+BOSCH_API int bosch_torch_scores(bosch_torch_model *m, const bosch_torch_task *t, int scorer,
+                                 uint32_t window, uint32_t sink, double *head_scores,
+                                 double *unit_scores, char *err, size_t err_len);
+
 #ifdef __cplusplus
 }
 #endif

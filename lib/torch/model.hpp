@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bosch_torch {
@@ -79,6 +80,20 @@ public:
     void set_block_bytes(int64_t bytes) { block_bytes_ = bytes > 0 ? bytes : block_bytes_; }
     int64_t block_bytes() const { return block_bytes_; }
 
+    // Read access for the static scorers (scorers.cpp), which recompute the
+    // attention untiled, with its probabilities, from the same weights.
+    const LayerWeights &layer(int64_t l) const { return layers_.at(size_t(l)); }
+    const torch::Tensor &final_norm_weight() const { return final_norm_; }
+    const torch::Tensor &lm_head_weight() const { return lm_head_; }
+    // RoPE cos, sin [len, head_dim] in dtype (the forward's tables, extended
+    // to `len` when shorter).
+    std::pair<torch::Tensor, torch::Tensor> rope(int64_t len) {
+        ensure_rope(len);
+        return {cos_.narrow(0, 0, len), sin_.narrow(0, 0, len)};
+    }
+    // Qwen3RMSNorm as the forward applies it.
+    torch::Tensor rms_norm(const torch::Tensor &x, const torch::Tensor &weight) const;
+
     AttentionHook hook; // tests only
 
     // One thread at a time (torch.h): the C API holds this while computing.
@@ -87,7 +102,6 @@ public:
 private:
     Model(const Qwen3Config &cfg, torch::Device device, torch::ScalarType dtype)
         : cfg_(cfg), device_(device), dtype_(dtype) {}
-    torch::Tensor rms_norm(const torch::Tensor &x, const torch::Tensor &weight) const;
     torch::Tensor attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
                             const Window &w);
     torch::Tensor mlp(int64_t layer, const torch::Tensor &x) const;

@@ -15,6 +15,7 @@
 #include "evaluator.hpp"
 #include "failure.hpp"
 #include "model.hpp"
+#include "scorers.hpp"
 #include "tasks.hpp"
 
 #include <c10/util/Exception.h>
@@ -366,6 +367,36 @@ BOSCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluat
     if (!e || !e->ev)
         return "";
     return e->ev->last_error.c_str();
+}
+
+} // extern "C"
+
+// Static head-level scores (scorers.hpp). Outputs are written only on success.
+extern "C" {
+
+BOSCH_API const char *bosch_torch_scorer_name(int scorer) { return scorer_name(scorer); }
+
+BOSCH_API int bosch_torch_scores(bosch_torch_model *m, const bosch_torch_task *t, int scorer,
+                                 uint32_t window, uint32_t sink, double *head_scores,
+                                 double *unit_scores, char *err, size_t err_len) {
+    return guarded_err(err, err_len, [&] {
+        if (!m || !m->model || !t)
+            invalid("model and task must not be NULL");
+        if (!scorer_name(scorer))
+            invalid("unknown scorer " + std::to_string(scorer));
+        Window w;
+        w.window = int64_t(window);
+        w.sink = int64_t(sink);
+        Model &md = *m->model;
+        std::lock_guard<std::mutex> lock(md.mutex);
+        // No InferenceMode here: FISHER needs autograd (compute_scores sets
+        // the mode per scorer).
+        HeadScores s = compute_scores(md, t->task, Scorer(scorer), w);
+        if (head_scores)
+            memcpy(head_scores, s.head.data(), s.head.size() * sizeof(double));
+        if (unit_scores)
+            memcpy(unit_scores, s.unit.data(), s.unit.size() * sizeof(double));
+    });
 }
 
 } // extern "C"

@@ -92,11 +92,53 @@ grep '"unit_mask"' "$T/b.json" >"$T/mb"
 grep '"unit_mask"' "$T/c.json" >"$T/mc"
 cmp -s "$T/ma" "$T/mb" || fail "journaled run gives another mask"
 cmp -s "$T/mb" "$T/mc" || fail "resumed run gives another mask"
-grep -q '"replayed": 0' "$T/c.json" && fail "resumed run replayed nothing"
+# json-c's pretty printer puts no space after ':'; compare without blanks
+flat() { tr -d ' \n' <"$1"; }
+flat "$T/c.json" | grep -q '"replayed":[1-9]' || fail "resumed run replayed nothing"
 for k in rand intr bme ablation; do
     expect 0 "wrote" "$BOSCH" baseline --kind $k $COMMON --out "$T/k$k"
     [ -s "$T/k$k.json" ] || fail "baseline $k: no json"
 done
 expect 2 "--kind" "$BOSCH" baseline $COMMON
+# static head scores: one importance per unit (4 layers x 2 KV groups)
+for k in locality retrieval echo-induction fisher; do
+    expect 0 "wrote" "$BOSCH" baseline --kind $k $COMMON --ratio 0.25 --out "$T/s$k"
+    n=$(tr -d ' \n' <"$T/s$k.json" | sed -n 's/.*"unit_importance":\[\([^]]*\)\].*/\1/p' | tr ',' '\n' | grep -c .)
+    [ "$n" = 8 ] || fail "baseline $k: expected 8 unit importances, got '$n'"
+    flat "$T/s$k.json" | grep -q '"swa_units":2,' || fail "baseline $k: ratio 0.25 of 8 units"
+done
+# a window covering the whole prompt: SWA = full, so FISHER's gate has no effect
+expect 0 "wrote" "$BOSCH" baseline --kind fisher $COMMON --window 100 --out "$T/fw"
+tr -d ' \n' <"$T/fw.json" | grep -q '"unit_importance":\[0,0,0,0,0,0,0,0\]' ||
+    tr -d ' \n' <"$T/fw.json" | grep -q '"unit_importance":\[0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0\]' ||
+    fail "fisher: a window over the whole prompt must give zero importance"
+
+# bosch.json: the model's suggested tasks and settings; options win
+mkdir "$T/sugg" && cp "$T/model/"* "$T/sugg/"
+i=0
+: >"$T/sugg/c.jsonl"
+while [ $i -lt 3 ]; do
+    echo "{\"prompt\": [3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,$((20 + i)),3,4,5,6,7,8,9,10], \"answer\": [$((20 + i))]}" >>"$T/sugg/c.jsonl"
+    i=$((i + 1))
+done
+sed 's/"answer": \[2/"answer": [3/' "$T/sugg/c.jsonl" >"$T/sugg/h.jsonl"
+echo '{"calib": "c.jsonl", "heldout": "h.jsonl", "window": 6, "sink": 1, "metric": "logprob", "budget": 12}' >"$T/sugg/bosch.json"
+expect 0 "wrote" "$BOSCH" search --model "$T/sugg" --device cpu --out "$T/g"
+grep -q "task $T/sugg/c.jsonl; window 6, sink 1" "$T/out" || fail "search: bosch.json task/window not used"
+flat "$T/g.json" | grep -q '"budget":12,' || fail "search: bosch.json budget not used"
+expect 0 "task $T/sugg/h.jsonl" "$BOSCH" eval --mask "$T/g.json" --model "$T/sugg" --device cpu
+expect 0 "window 5" "$BOSCH" search --model "$T/sugg" --device cpu --window 5 --budget 12 --out "$T/g2"
+expect 0 "task niah" "$BOSCH" search --model "$T/sugg" --device cpu --niah --context 64 --samples 2 --budget 12 --out "$T/g3"
+echo '{"window": "wide"}' >"$T/sugg/bosch.json"
+expect 1 "bosch.json: \"window\"" "$BOSCH" search --model "$T/sugg" --device cpu --out "$T/g4"
+echo '{"calib": ' >"$T/sugg/bosch.json"
+expect 1 "bosch.json: not a JSON object" "$BOSCH" search --model "$T/sugg" --device cpu --out "$T/g4"
+[ -e "$T/g4.json" ] && fail "a malformed bosch.json still wrote outputs"
+# the paper-faithful configuration flags
+expect 0 "wrote" "$BOSCH" search $COMMON --budget 20 --strategy mads --batch-size 1 --eval-batch 1 \
+    --no-prefix-cache --out "$T/pf"
+flat "$T/pf.json" | grep -q '"prefix_cache":false' || fail "search: prefix_cache not recorded"
+flat "$T/pf.json" | grep -q '"batch_size":1,' || fail "search: batch_size not recorded"
+expect 2 "bad value '0' for --batch-size" "$BOSCH" search $COMMON --batch-size 0
 echo "cli torch: ok"
 exit 0

@@ -1,0 +1,229 @@
+#!/usr/bin/python3
+"""The paper's main table on the organism (issue 5), through the `bosch` command.
+
+For every target SWA ratio it runs BOSCH (default budget, half, double), the
+paper's ablations (stage-1 only, stage-3 only, layer-level search), the static
+head-level baselines (attention locality, retrieval score, echo/induction,
+FISHER, single-unit ablation) and the layer-level patterns RAND/INTR/BME, all
+selecting on the model's calibration task; then scores every selection on the
+held-out task with `bosch eval --metric exact` (NIAH accuracy). It also reports
+head turnover between ratios and a side-by-side run of a paper-faithful
+configuration (MADS-style strategy, one candidate per ask and per forward
+pass, no prefix cache) against the default, on the same budget.
+
+Usage (from the source tree, after `meson setup build && ninja -C build`):
+  bench/results_table.py --bosch build/cli/bosch --out /tmp/results \
+      [--model models/organism] [--budget N] [--ratios 0.25,0.5,0.75,0.875]
+      [--markdown docs/results.md]
+Everything it prints is measured in this run; nothing is copied from a file.
+Only the standard library: it drives the command and reads its JSON.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+
+
+def run(cmd, log):
+    """Runs a command, returns (stdout, wall seconds); raises on failure."""
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    log.write("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr + f"[{wall:.1f} s, rc {p.returncode}]\n")
+    log.flush()
+    if p.returncode != 0:
+        sys.exit(f"results_table: command failed (rc {p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    return p.stdout, wall
+
+
+def units_of(result):
+    return {i for i, c in enumerate(result["unit_mask"]) if c == "1"}
+
+
+def jaccard_distance(a, b):
+    u = a | b
+    return 1.0 - len(a & b) / len(u) if u else 0.0
+
+
+def heldout(args, prefix, log):
+    out, _ = run([args.bosch, "eval", "--mask", prefix + ".json", "--metric", "exact",
+                  "--model", args.model], log)
+    m = re.search(r"^score (\S+) \(full (\S+), all-SWA (\S+)\)", out, re.M)
+    if not m:
+        sys.exit(f"results_table: cannot read the score of bosch eval:\n{out}")
+    return float(m.group(1)), float(m.group(2)), float(m.group(3))
+
+
+def reach(history_path, target, feasible_units):
+    """Evaluations and wall seconds until the best feasible calibration score
+    first reaches `target` (None if never)."""
+    best = None
+    with open(history_path) as f:
+        for n, line in enumerate(f, 1):
+            h = json.loads(line)
+            if h["swa_units"] != feasible_units:
+                continue
+            if best is None or h["score"] > best:
+                best = h["score"]
+            if best >= target:
+                return n, h.get("wall_s")
+    return None, None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bosch", default="build/cli/bosch")
+    ap.add_argument("--model", default="models/organism")
+    ap.add_argument("--out", required=True, help="directory for every run's files and log")
+    ap.add_argument("--budget", type=int, default=0, help="default budget (0: the model's bosch.json)")
+    ap.add_argument("--ratios", default="0.25,0.5,0.75,0.875")
+    ap.add_argument("--faithful-ratios", default="0.75,0.875",
+                    help="ratios of the paper-faithful comparison")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--markdown", help="write the tables to this file too")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    log = open(os.path.join(args.out, "commands.log"), "w")
+    budget = args.budget
+    if not budget:
+        with open(os.path.join(args.model, "bosch.json")) as f:
+            budget = int(json.load(f).get("budget", 500))
+    ratios = [float(r) for r in args.ratios.split(",")]
+    common = ["--model", args.model, "--seed", str(args.seed)]
+
+    methods = [  # (row label, command, extra arguments, budget)
+        ("BOSCH (default budget)", "search", [], budget),
+        ("BOSCH (1/2 budget)", "search", [], budget // 2),
+        ("BOSCH (2x budget)", "search", [], budget * 2),
+        ("stage 1 only (probes)", "search", ["--variant", "probe-only"], budget),
+        ("stage 3 only (groups)", "search", ["--variant", "group-only"], budget),
+        ("layer-level search", "search", ["--variant", "layer-level"], budget),
+        ("single-unit ablation", "baseline", ["--kind", "ablation"], 0),
+        ("attention locality", "baseline", ["--kind", "locality"], 0),
+        ("retrieval score", "baseline", ["--kind", "retrieval"], 0),
+        ("echo/induction (Razor)", "baseline", ["--kind", "echo-induction"], 0),
+        ("FISHER", "baseline", ["--kind", "fisher"], 0),
+        ("RAND layers", "baseline", ["--kind", "rand"], 0),
+        ("INTR layers", "baseline", ["--kind", "intr"], 0),
+        ("BME layers", "baseline", ["--kind", "bme"], 0),
+    ]
+    rows = {}  # (label, ratio) -> dict
+    bosch_sets = {}
+    anchors = None
+    t_start = time.monotonic()
+    for ratio in ratios:
+        for label, cmd, extra, b in methods:
+            tag = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") + f"-r{ratio}"
+            prefix = os.path.join(args.out, tag)
+            argv = [args.bosch, cmd, *common, "--ratio", str(ratio), "--out", prefix, *extra]
+            if b:
+                argv += ["--budget", str(b)]
+            _, wall = run(argv, log)
+            with open(prefix + ".json") as f:
+                res = json.load(f)
+            acc, full, swa = heldout(args, prefix, log)
+            anchors = (full, swa)
+            rows[(label, ratio)] = {"acc": acc, "calib": res["score"]["raw"],
+                                    "evals": res["evaluations"]["total"], "wall": wall,
+                                    "units": units_of(res)}
+            if label == "BOSCH (default budget)":
+                bosch_sets[ratio] = units_of(res)
+            print(f"{label:28s} rho {ratio:<6} held-out {acc:.3f}  calib {res['score']['raw']:.4f}"
+                  f"  evals {res['evaluations']['total']:5d}  {wall:7.1f} s", flush=True)
+
+    faithful = []
+    for ratio in [float(r) for r in args.faithful_ratios.split(",") if r]:
+        runs = {}
+        for name, extra in (("default", []),
+                            ("paper-faithful", ["--strategy", "mads", "--batch-size", "1",
+                                                "--eval-batch", "1", "--no-prefix-cache"])):
+            prefix = os.path.join(args.out, f"speed-{name}-r{ratio}")
+            _, wall = run([args.bosch, "search", *common, "--ratio", str(ratio), "--budget",
+                           str(budget), "--out", prefix, *extra], log)
+            with open(prefix + ".json") as f:
+                res = json.load(f)
+            runs[name] = (res, wall, prefix)
+        target = min(r[0]["score"]["raw"] for r in runs.values())
+        line = {"ratio": ratio, "target": target}
+        for name, (res, wall, prefix) in runs.items():
+            n, w = reach(prefix + ".history.jsonl", target, res["swa_units"])
+            line[name] = {"final": res["score"]["raw"], "evals": n, "wall_to_target": w,
+                          "total_evals": res["evaluations"]["total"], "total_wall": wall}
+        faithful.append(line)
+        d, p = line["default"], line["paper-faithful"]
+        print(f"speed rho {ratio}: target {target:.4f}; default {d['evals']} evals {d['wall_to_target']} s;"
+              f" paper-faithful {p['evals']} evals {p['wall_to_target']} s", flush=True)
+    total = time.monotonic() - t_start
+
+    md = render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total)
+    print(md)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(md)
+
+
+def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total):
+    out = []
+    out.append("| method | " + " | ".join(f"rho {r}" for r in ratios) + " |")
+    out.append("|---|" + "---|" * len(ratios))
+    for label, *_ in methods:
+        cells = []
+        for r in ratios:
+            x = rows[(label, r)]
+            best_static = max(rows[(m[0], r)]["acc"] for m in methods if m[1] == "baseline")
+            mark = "**" if x["acc"] >= best_static and label.startswith("BOSCH") else ""
+            cells.append(f"{mark}{x['acc']:.3f}{mark}")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out.append("")
+    out.append(f"Held-out NIAH accuracy (exact match, {args.model}/heldout task); full attention "
+               f"{anchors[0]:.3f}, every unit SWA {anchors[1]:.3f}. Bold: a BOSCH row at or above "
+               "the best baseline (static or layer pattern) of its column.")
+    out.append("")
+    out.append("Calibration score, evaluations and wall time of each selection:")
+    out.append("")
+    out.append("| method | " + " | ".join(f"rho {r}: calib / evals / s" for r in ratios) + " |")
+    out.append("|---|" + "---|" * len(ratios))
+    for label, *_ in methods:
+        cells = [f"{rows[(label, r)]['calib']:.4f} / {rows[(label, r)]['evals']} / "
+                 f"{rows[(label, r)]['wall']:.0f}" for r in ratios]
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out.append("")
+    out.append("Head turnover of BOSCH (default budget) between ratios, Jaccard distance of the "
+               "SWA unit sets (0 = nested in the same order would give 1 - |small|/|large|):")
+    out.append("")
+    out.append("| from | to | Jaccard distance | nested-sets value | units of the smaller set dropped |")
+    out.append("|---|---|---|---|---|")
+    for a, b in zip(ratios, ratios[1:]):
+        A, B = bosch_sets[a], bosch_sets[b]
+        nested = 1.0 - min(len(A), len(B)) / max(len(A), len(B)) if (A or B) else 0.0
+        small, large = (A, B) if len(A) <= len(B) else (B, A)
+        out.append(f"| {a} | {b} | {jaccard_distance(A, B):.3f} | {nested:.3f} | "
+                   f"{len(small - large)} |")
+    if faithful:
+        out.append("")
+        out.append("Paper-faithful configuration (`--strategy mads --batch-size 1 --eval-batch 1 "
+                   "--no-prefix-cache`) against the default, same budget; target = the lower of "
+                   "the two final calibration scores; cost to first reach it:")
+        out.append("")
+        out.append("| rho | target | default: evals / s | faithful: evals / s | speed-up (wall) | "
+                   "final calib default / faithful |")
+        out.append("|---|---|---|---|---|---|")
+        for f in faithful:
+            d, p = f["default"], f["paper-faithful"]
+            sp = (p["wall_to_target"] / d["wall_to_target"]
+                  if d["wall_to_target"] and p["wall_to_target"] else float("nan"))
+            out.append(f"| {f['ratio']} | {f['target']:.4f} | {d['evals']} / {d['wall_to_target']:.1f} | "
+                       f"{p['evals']} / {p['wall_to_target']:.1f} | {sp:.2f}x | "
+                       f"{d['final']:.4f} / {p['final']:.4f} |")
+    out.append("")
+    out.append(f"Default budget {budget}; seed {args.seed}; total wall time {total / 60:.1f} min on "
+               f"{platform.machine()} with {os.cpu_count()} CPUs.")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()
