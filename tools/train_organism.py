@@ -78,7 +78,8 @@ def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40)
     if span:
         L = int(rng.integers(8, 17))
         a = int(rng.integers(0, body // 2 - L))
-        b = int(rng.integers(max(body // 2, a + L + 33), body - L))
+        lo_b = max(body // 2, a + L + 33)
+        b = int(rng.integers(lo_b if lo_b < body - L else a + L, body - L))
         s = rng.integers(lo, vocab, L)
         x[a:a + L] = s
         x[b:b + L] = s
@@ -181,7 +182,8 @@ class Qwen3(torch.nn.Module):
             h = h + m.down(F.silu(m.gate(a)) * m.up(a))
         return self.head(self.rms(h, self.norm))
 
-    def hf_tensors(self):
+    def hf_params(self):
+        """Hugging Face tensor name -> parameter."""
         out = {"model.embed_tokens.weight": self.embed.weight, "model.norm.weight": self.norm,
                "lm_head.weight": self.head.weight}
         for i, m in enumerate(self.layers):
@@ -197,7 +199,10 @@ class Qwen3(torch.nn.Module):
                         p + "mlp.gate_proj.weight": m.gate.weight,
                         p + "mlp.up_proj.weight": m.up.weight,
                         p + "mlp.down_proj.weight": m.down.weight})
-        return {k: v.detach().float().contiguous() for k, v in out.items()}
+        return out
+
+    def hf_tensors(self):
+        return {k: v.detach().float().contiguous() for k, v in self.hf_params().items()}
 
 
 def write_safetensors(path, tensors):
@@ -253,6 +258,9 @@ def main():
     ap.add_argument("--window", type=int, default=32)
     ap.add_argument("--save-every", type=int, default=250)
     ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--short-steps", type=int, default=0,
+                    help="curriculum: the first N steps train on --short-context tokens")
+    ap.add_argument("--short-context", type=int, default=96)
     ap.add_argument("--swa-drop", type=float, default=0.0,
                     help="probability that a unit runs SWA in a training sample")
     ap.add_argument("--swa-drop-from", type=int, default=0, help="first step with SWA dropout")
@@ -279,7 +287,8 @@ def main():
         lr = args.lr * min(1.0, step / args.warmup) * 0.5 * (1 + math.cos(math.pi * step / args.steps))
         for pg in opt.param_groups:
             pg["lr"] = lr
-        xs, ans = batch(markov, args.context, args.batch, g, queries=0)
+        T = args.context if step > args.short_steps else args.short_context
+        xs, ans = batch(markov, T, args.batch, g, queries=0)
         swa = None
         if args.swa_drop > 0 and step > args.swa_drop_from:
             swa = torch.from_numpy(g.random((args.batch, L, kv)) < args.swa_drop)

@@ -15,9 +15,15 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 using namespace bosch_torch_test;
 
 static int g_failures = 0;
+
+static std::string make_dir(const std::string &d) {
+    return ::mkdir(d.c_str(), 0700) == 0 ? "" : "cannot create " + d;
+}
 
 static std::string shell_quote(const std::string &s) {
     std::string o = "'";
@@ -40,10 +46,12 @@ struct Case {
     uint32_t window, sink;
 };
 
+// existing: a checkpoint directory to use instead of writing c.spec's.
 static void run_case(const Case &c, const std::string &tmp, const std::string &python,
-                     const std::string &script) {
+                     const std::string &script, const std::string &existing = "") {
     const std::string dir = tmp + "/" + c.name;
-    std::string e = write_tiny_qwen3(dir, c.spec);
+    std::string e = existing.empty() ? write_tiny_qwen3(dir, c.spec) : make_dir(dir);
+    const std::string ckpt = existing.empty() ? dir : existing;
     if (!e.empty()) {
         std::fprintf(stderr, "%s: write_tiny_qwen3: %s\n", c.name, e.c_str());
         g_failures++;
@@ -51,7 +59,7 @@ static void run_case(const Case &c, const std::string &tmp, const std::string &p
     }
     char err[512];
     bosch_torch_model *m = nullptr;
-    if (bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, c.dtype, &m, err,
+    if (bosch_torch_model_load(ckpt.c_str(), BOSCH_TORCH_DEVICE_CPU, c.dtype, &m, err,
                                sizeof err) != BOSCH_OK) {
         std::fprintf(stderr, "%s: load: %s\n", c.name, err);
         g_failures++;
@@ -100,7 +108,7 @@ static void run_case(const Case &c, const std::string &tmp, const std::string &p
           ",\"dtype\":\"" + c.py_dtype + "\"}";
     const std::string in_path = dir + "/input.json", out_path = dir + "/ref.bin";
     write_file(in_path, in);
-    std::string cmd = shell_quote(python) + " " + shell_quote(script) + " " + shell_quote(dir) +
+    std::string cmd = shell_quote(python) + " " + shell_quote(script) + " " + shell_quote(ckpt) +
                       " " + shell_quote(in_path) + " " + shell_quote(out_path);
     if (std::system(cmd.c_str()) != 0) {
         std::fprintf(stderr, "%s: reference failed: %s\n", c.name, cmd.c_str());
@@ -205,9 +213,23 @@ int main() {
         c.tol = 0.1;
         cases.push_back(c);
     }
+    // A trained checkpoint too (the organism), when given.
+    // A reference limited to f32 (the organism's training forward).
+    const char *f32 = std::getenv("BOSCH_REF_F32_ONLY");
+    size_t ran = 0;
     for (const Case &c : cases)
-        run_case(c, tmp, python, script);
+        if (!(f32 && *f32 == '1' && std::strcmp(c.py_dtype, "f32") != 0)) {
+            run_case(c, tmp, python, script);
+            ran++;
+        }
+    // A trained checkpoint too (the organism), when present.
+    const char *md = std::getenv("BOSCH_REF_MODEL_DIR");
+    if (md && *md && !read_file(std::string(md) + "/config.json").empty()) {
+        Case c{"model_dir", TinySpec(), BOSCH_TORCH_DTYPE_F32, "f32", 1e-4, 3, 96, 16, 4};
+        run_case(c, tmp, python, script, md);
+        ran++;
+    }
     remove_tree(tmp);
-    std::printf("test_ref: %zu cases, %d failures\n", cases.size(), g_failures);
+    std::printf("test_ref: %zu cases, %d failures\n", ran, g_failures);
     return g_failures == 0 ? 0 : 1;
 }
