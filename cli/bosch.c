@@ -814,7 +814,7 @@ static void backend_free(struct backend *b)
     bosch_torch_model_free(b->m);
 }
 
-static int backend_open(const struct settings *s, struct backend *b)
+static int backend_open(struct settings *s, struct backend *b)
 {
     char err[1024] = "";
     memset(b, 0, sizeof *b);
@@ -838,6 +838,9 @@ static int backend_open(const struct settings *s, struct backend *b)
         errorf("task %s: %s", s->task ? s->task : "niah", *err ? err : bosch_strerror(rc));
         return EXIT_ERROR;
     }
+    /* The KV saving is reported at the task's context. */
+    if (s->task)
+        s->context = (unsigned)bosch_torch_task_prompt_len(b->t);
     int metric = !strcmp(s->metric, "logprob") ? BOSCH_TORCH_METRIC_LOGPROB : BOSCH_TORCH_METRIC_EXACT;
     rc = bosch_torch_evaluator_create(b->m, b->t, effective_window(s), s->sink, metric, &b->e, err,
                                       sizeof err);

@@ -264,7 +264,15 @@ def main():
     ap.add_argument("--swa-drop", type=float, default=0.0,
                     help="probability that a unit runs SWA in a training sample")
     ap.add_argument("--swa-drop-from", type=int, default=0, help="first step with SWA dropout")
+    ap.add_argument("--calib", type=int, default=32, help="calibration prompts")
+    ap.add_argument("--metric", default="logprob", help="search metric suggested in bosch.json")
+    ap.add_argument("--budget", type=int, default=300, help="search budget suggested in bosch.json")
+    ap.add_argument("--files-only", action="store_true",
+                    help="only (re)write the tasks and bosch.json of an existing OUT_DIR")
     args = ap.parse_args()
+    if args.files_only:
+        write_files(args, Markov(args.vocab, 12345))
+        return
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     os.makedirs(args.out, exist_ok=True)
@@ -317,8 +325,21 @@ def main():
             write_safetensors(os.path.join(args.out, "model.safetensors"), model.hf_tensors())
             with open(os.path.join(args.out, "recipe.json"), "w") as f:
                 json.dump({"args": vars(args), "markov_seed": 12345, "log": log}, f, indent=1)
-    write_task(os.path.join(args.out, "calib.jsonl"), markov, args.context, 64, 1001, 1)
+    write_files(args, markov)
+
+
+def write_files(args, markov):
+    """The tasks and bosch.json that make the directory the bosch command's
+    default model: calibration (search) and held-out (eval) NIAH prompts from
+    seeds other than the training stream's."""
+    write_task(os.path.join(args.out, "calib.jsonl"), markov, args.context, args.calib, 1001, 1)
     write_task(os.path.join(args.out, "heldout.jsonl"), markov, args.context, 128, 2002, 1)
+    write_task(os.path.join(args.out, "heldout4.jsonl"), markov, args.context, 128, 2003, 4)
+    with open(os.path.join(args.out, "bosch.json"), "w") as f:
+        json.dump({"calib": "calib.jsonl", "heldout": "heldout.jsonl",
+                   "heldout_multi": "heldout4.jsonl", "window": args.window, "sink": 4,
+                   "metric": args.metric, "budget": args.budget}, f, indent=1)
+        f.write("\n")
 
 
 if __name__ == "__main__":

@@ -101,6 +101,8 @@ BOSCH_API int bosch_torch_task_niah(uint32_t vocab, uint32_t context, uint32_t s
 /* Writes the task as JSON Lines (the format read above). */
 BOSCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char *path);
 BOSCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t);
+/* Prompt length in tokens (equal for all samples); 0 for NULL or empty. */
+BOSCH_API size_t bosch_torch_task_prompt_len(const bosch_torch_task *t);
 BOSCH_API void bosch_torch_task_free(bosch_torch_task *t);
 
 /* ------------------------------------------------------------------------ */

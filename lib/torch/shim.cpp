@@ -283,6 +283,10 @@ BOSCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t) {
     return t ? t->task.samples.size() : 0;
 }
 
+BOSCH_API size_t bosch_torch_task_prompt_len(const bosch_torch_task *t) {
+    return t && !t->task.samples.empty() ? t->task.samples[0].prompt.size() : 0;
+}
+
 BOSCH_API void bosch_torch_task_free(bosch_torch_task *t) { delete t; }
 
 BOSCH_API int bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_torch_task *t,
