@@ -19,22 +19,29 @@ Everything it prints is measured in this run; nothing is copied from a file.
 Only the standard library: it drives the command and reads its JSON.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import platform
 import re
 import subprocess
 import sys
+import threading
 import time
 
 
-def run(cmd, log):
-    """Runs a command, returns (stdout, wall seconds); raises on failure."""
+LOG_LOCK = threading.Lock()
+
+
+def run(cmd, log, env=None):
+    """Runs a command, returns (stdout, wall seconds); exits on failure."""
     t0 = time.monotonic()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     wall = time.monotonic() - t0
-    log.write("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr + f"[{wall:.1f} s, rc {p.returncode}]\n")
-    log.flush()
+    with LOG_LOCK:
+        log.write("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr +
+                  f"[{wall:.1f} s, rc {p.returncode}]\n")
+        log.flush()
     if p.returncode != 0:
         sys.exit(f"results_table: command failed (rc {p.returncode}): {' '.join(cmd)}\n{p.stderr}")
     return p.stdout, wall
@@ -49,9 +56,9 @@ def jaccard_distance(a, b):
     return 1.0 - len(a & b) / len(u) if u else 0.0
 
 
-def heldout(args, prefix, log):
+def heldout(args, prefix, log, env=None):
     out, _ = run([args.bosch, "eval", "--mask", prefix + ".json", "--metric", "exact",
-                  "--model", args.model], log)
+                  "--model", args.model], log, env)
     m = re.search(r"^score (\S+) \(full (\S+), all-SWA (\S+)\)", out, re.M)
     if not m:
         sys.exit(f"results_table: cannot read the score of bosch eval:\n{out}")
@@ -84,6 +91,8 @@ def main():
     ap.add_argument("--faithful-ratios", default="0.75,0.875",
                     help="ratios of the paper-faithful comparison")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="table runs in parallel (the speed comparison always runs alone)")
     ap.add_argument("--markdown", help="write the tables to this file too")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -115,17 +124,27 @@ def main():
     bosch_sets = {}
     anchors = None
     t_start = time.monotonic()
-    for ratio in ratios:
-        for label, cmd, extra, b in methods:
-            tag = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") + f"-r{ratio}"
-            prefix = os.path.join(args.out, tag)
-            argv = [args.bosch, cmd, *common, "--ratio", str(ratio), "--out", prefix, *extra]
-            if b:
-                argv += ["--budget", str(b)]
-            _, wall = run(argv, log)
-            with open(prefix + ".json") as f:
-                res = json.load(f)
-            acc, full, swa = heldout(args, prefix, log)
+
+    def one(job):
+        label, cmd, extra, b, ratio = job
+        tag = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") + f"-r{ratio}"
+        prefix = os.path.join(args.out, tag)
+        argv = [args.bosch, cmd, *common, "--ratio", str(ratio), "--out", prefix, *extra]
+        if b:
+            argv += ["--budget", str(b)]
+        _, wall = run(argv, log, env)
+        with open(prefix + ".json") as f:
+            res = json.load(f)
+        acc, full, swa = heldout(args, prefix, log, env)
+        return job, res, wall, (acc, full, swa)
+
+    # Independent runs share the machine: --jobs workers, each with
+    # OMP_NUM_THREADS = cpus / jobs (wall times are measured under that load).
+    jobs = [(label, cmd, extra, b, ratio) for ratio in ratios for label, cmd, extra, b in methods]
+    env = dict(os.environ, OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 1) // args.jobs)))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for job, res, wall, (acc, full, swa) in pool.map(one, jobs):
+            label, _, _, _, ratio = job
             anchors = (full, swa)
             rows[(label, ratio)] = {"acc": acc, "calib": res["score"]["raw"],
                                     "evals": res["evaluations"]["total"], "wall": wall,
@@ -134,6 +153,7 @@ def main():
                 bosch_sets[ratio] = units_of(res)
             print(f"{label:28s} rho {ratio:<6} held-out {acc:.3f}  calib {res['score']['raw']:.4f}"
                   f"  evals {res['evaluations']['total']:5d}  {wall:7.1f} s", flush=True)
+    t_table = time.monotonic() - t_start
 
     faithful = []
     for ratio in [float(r) for r in args.faithful_ratios.split(",") if r]:
@@ -143,7 +163,8 @@ def main():
                                                 "--eval-batch", "1", "--no-prefix-cache"])):
             prefix = os.path.join(args.out, f"speed-{name}-r{ratio}")
             _, wall = run([args.bosch, "search", *common, "--ratio", str(ratio), "--budget",
-                           str(budget), "--out", prefix, *extra], log)
+                           str(budget), "--out", prefix, *extra], log,
+                          dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count() or 1)))
             with open(prefix + ".json") as f:
                 res = json.load(f)
             runs[name] = (res, wall, prefix)
@@ -159,14 +180,14 @@ def main():
               f" paper-faithful {p['evals']} evals {p['wall_to_target']} s", flush=True)
     total = time.monotonic() - t_start
 
-    md = render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total)
+    md = render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total, t_table)
     print(md)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(md)
 
 
-def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total):
+def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total, t_table):
     out = []
     out.append("| method | " + " | ".join(f"rho {r}" for r in ratios) + " |")
     out.append("|---|" + "---|" * len(ratios))
@@ -192,8 +213,10 @@ def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, t
                  f"{rows[(label, r)]['wall']:.0f}" for r in ratios]
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append("")
-    out.append("Head turnover of BOSCH (default budget) between ratios, Jaccard distance of the "
-               "SWA unit sets (0 = nested in the same order would give 1 - |small|/|large|):")
+    out.append("Head turnover of BOSCH (default budget) between consecutive ratios: Jaccard "
+               "distance of the two SWA unit sets, the value it would have if the smaller set "
+               "were nested in the larger (1 - |small|/|large|), and how many units of the "
+               "smaller set are full at the larger ratio (0 = nested):")
     out.append("")
     out.append("| from | to | Jaccard distance | nested-sets value | units of the smaller set dropped |")
     out.append("|---|---|---|---|---|")
@@ -220,8 +243,9 @@ def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, t
                        f"{p['evals']} / {p['wall_to_target']:.1f} | {sp:.2f}x | "
                        f"{d['final']:.4f} / {p['final']:.4f} |")
     out.append("")
-    out.append(f"Default budget {budget}; seed {args.seed}; total wall time {total / 60:.1f} min on "
-               f"{platform.machine()} with {os.cpu_count()} CPUs.")
+    out.append(f"Default budget {budget}; seed {args.seed}; {args.jobs} table run(s) at a time "
+               f"(wall times above are under that load); table {t_table / 60:.1f} min, total "
+               f"{total / 60:.1f} min on {platform.machine()} with {os.cpu_count()} CPUs.")
     return "\n".join(out) + "\n"
 
 

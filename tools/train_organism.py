@@ -49,19 +49,24 @@ class Markov:
         self.vocab = vocab
         self.lo = FIRST + NKEYS
         self.succ = np.random.default_rng(seed).integers(self.lo, vocab, (vocab, 3))
+        self.lag = 1
 
-    def fill(self, n, rng):
+    def fill(self, n, rng, lag=1):
+        """lag 1: a plain chain. lag 2: token i follows token i-2 (two chains
+        interleaved), so predicting it needs the previous token's neighbour:
+        a local (previous-token) head, the building block of induction."""
         u, pick = rng.random(n), rng.integers(0, 3, n)
         jump = rng.integers(self.lo, self.vocab, n)
         out = np.empty(n, dtype=np.int64)
-        t = int(jump[0])
         for i in range(n):
-            out[i] = t
-            t = int(self.succ[t, pick[i]]) if u[i] < 0.9 else int(jump[i])
+            if i < lag or u[i] >= 0.9:
+                out[i] = jump[i]
+            else:
+                out[i] = self.succ[out[i - lag], pick[i]]
         return out
 
 
-def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40):
+def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40, lag=None):
     """Tokens [T]. n needles "KEY k v" (k a key token, v a content token) lie
     at least min_dist tokens before the query block and after the 8 first
     tokens; the sample ends with `queries` queries "QRY k v" (the last one is
@@ -69,7 +74,7 @@ def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40)
     content span recurs once, more than 32 tokens later. Returns (tokens,
     positions of the answer tokens)."""
     vocab, lo = markov.vocab, FIRST + NKEYS
-    x = markov.fill(T, rng)
+    x = markov.fill(T, rng, lag or markov.lag)
     n = needles or int(rng.integers(1, 5))
     nq = n if queries == 0 else queries
     keys = rng.permutation(NKEYS)[:n] + FIRST
@@ -264,6 +269,10 @@ def main():
     ap.add_argument("--swa-drop", type=float, default=0.0,
                     help="probability that a unit runs SWA in a training sample")
     ap.add_argument("--swa-drop-from", type=int, default=0, help="first step with SWA dropout")
+    ap.add_argument("--repeat-frac", type=float, default=0.0,
+                    help="share of each batch made of repeated random tokens")
+    ap.add_argument("--lag", type=int, default=1, choices=(1, 2),
+                    help="filler: token i follows token i-lag in the Markov chain")
     ap.add_argument("--calib", type=int, default=32, help="calibration prompts")
     ap.add_argument("--metric", default="logprob", help="search metric suggested in bosch.json")
     ap.add_argument("--budget", type=int, default=300, help="search budget suggested in bosch.json")
@@ -271,7 +280,9 @@ def main():
                     help="only (re)write the tasks and bosch.json of an existing OUT_DIR")
     args = ap.parse_args()
     if args.files_only:
-        write_files(args, Markov(args.vocab, 12345))
+        markov = Markov(args.vocab, 12345)
+        markov.lag = args.lag
+        write_files(args, markov)
         return
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -286,6 +297,7 @@ def main():
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     markov = Markov(args.vocab, 12345)
+    markov.lag = args.lag
     model = Qwen3(config)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     g = np.random.default_rng(args.seed)
@@ -297,6 +309,15 @@ def main():
             pg["lr"] = lr
         T = args.context if step > args.short_steps else args.short_context
         xs, ans = batch(markov, T, args.batch, g, queries=0)
+        # Some samples are random content tokens repeated (the classic
+        # induction-head task): dense signal for the copy circuit that
+        # retrieval reuses.
+        ans = list(ans)
+        for i in range(int(round(args.repeat_frac * args.batch))):
+            half = (T + 1) // 2
+            r = torch.from_numpy(g.integers(FIRST + NKEYS, args.vocab, half))
+            xs[i] = torch.cat([r, r])[:T]
+            ans[i] = []
         swa = None
         if args.swa_drop > 0 and step > args.swa_drop_from:
             swa = torch.from_numpy(g.random((args.batch, L, kv)) < args.swa_drop)
