@@ -56,9 +56,10 @@ def jaccard_distance(a, b):
     return 1.0 - len(a & b) / len(u) if u else 0.0
 
 
-def heldout(args, prefix, log, env=None):
+def heldout(args, prefix, log, env=None, task=None):
+    extra = ["--task", task] if task else []
     out, _ = run([args.bosch, "eval", "--mask", prefix + ".json", "--metric", "exact",
-                  "--model", args.model], log, env)
+                  "--model", args.model, *extra], log, env)
     m = re.search(r"^score (\S+) \(full (\S+), all-SWA (\S+)\)", out, re.M)
     if not m:
         sys.exit(f"results_table: cannot read the score of bosch eval:\n{out}")
@@ -98,9 +99,12 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     log = open(os.path.join(args.out, "commands.log"), "w")
     budget = args.budget
+    with open(os.path.join(args.model, "bosch.json")) as f:
+        sugg = json.load(f)
     if not budget:
-        with open(os.path.join(args.model, "bosch.json")) as f:
-            budget = int(json.load(f).get("budget", 500))
+        budget = int(sugg.get("budget", 500))
+    multi_task = (os.path.join(args.model, sugg["heldout_multi"]) if "heldout_multi" in sugg
+                  else None)
     ratios = [float(r) for r in args.ratios.split(",")]
     common = ["--model", args.model, "--seed", str(args.seed)]
 
@@ -122,7 +126,7 @@ def main():
     ]
     rows = {}  # (label, ratio) -> dict
     bosch_sets = {}
-    anchors = None
+    anchors = anchors_multi = None
     t_start = time.monotonic()
 
     def one(job):
@@ -136,22 +140,24 @@ def main():
         with open(prefix + ".json") as f:
             res = json.load(f)
         acc, full, swa = heldout(args, prefix, log, env)
-        return job, res, wall, (acc, full, swa)
+        multi = heldout(args, prefix, log, env, multi_task) if multi_task else (None,) * 3
+        return job, res, wall, (acc, full, swa), multi
 
     # Independent runs share the machine: --jobs workers, each with
     # OMP_NUM_THREADS = cpus / jobs (wall times are measured under that load).
     jobs = [(label, cmd, extra, b, ratio) for ratio in ratios for label, cmd, extra, b in methods]
     env = dict(os.environ, OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 1) // args.jobs)))
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for job, res, wall, (acc, full, swa) in pool.map(one, jobs):
+        for job, res, wall, (acc, full, swa), multi in pool.map(one, jobs):
             label, _, _, _, ratio = job
             anchors = (full, swa)
-            rows[(label, ratio)] = {"acc": acc, "calib": res["score"]["raw"],
+            anchors_multi = multi[1:]
+            rows[(label, ratio)] = {"acc": acc, "multi": multi[0], "calib": res["score"]["raw"],
                                     "evals": res["evaluations"]["total"], "wall": wall,
                                     "units": units_of(res)}
             if label == "BOSCH (default budget)":
                 bosch_sets[ratio] = units_of(res)
-            print(f"{label:28s} rho {ratio:<6} held-out {acc:.3f}  calib {res['score']['raw']:.4f}"
+            print(f"{label:28s} rho {ratio:<6} held-out {acc:.3f} multi {multi[0]}  calib {res['score']['raw']:.4f}"
                   f"  evals {res['evaluations']['total']:5d}  {wall:7.1f} s", flush=True)
     t_table = time.monotonic() - t_start
 
@@ -180,14 +186,18 @@ def main():
               f" paper-faithful {p['evals']} evals {p['wall_to_target']} s", flush=True)
     total = time.monotonic() - t_start
 
-    md = render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total, t_table)
+    md = render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total, t_table,
+                "acc", "single-needle", sugg.get("heldout", "heldout"))
+    if multi_task:
+        md += "\n" + table(ratios, methods, rows, anchors_multi, "multi",
+                           "4-needle (one queried)", sugg["heldout_multi"], args)
     print(md)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(md)
 
 
-def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total, t_table):
+def table(ratios, methods, rows, anchors, key, what, task, args):
     out = []
     out.append("| method | " + " | ".join(f"rho {r}" for r in ratios) + " |")
     out.append("|---|" + "---|" * len(ratios))
@@ -195,15 +205,21 @@ def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, t
         cells = []
         for r in ratios:
             x = rows[(label, r)]
-            best_static = max(rows[(m[0], r)]["acc"] for m in methods if m[1] == "baseline")
-            mark = "**" if x["acc"] >= best_static and label.startswith("BOSCH") else ""
-            cells.append(f"{mark}{x['acc']:.3f}{mark}")
+            best_base = max(rows[(m[0], r)][key] for m in methods if m[1] == "baseline")
+            mark = "**" if x[key] >= best_base and label.startswith("BOSCH") else ""
+            cells.append(f"{mark}{x[key]:.3f}{mark}")
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append("")
-    out.append(f"Held-out NIAH accuracy (exact match, {args.model}/heldout task); full attention "
-               f"{anchors[0]:.3f}, every unit SWA {anchors[1]:.3f}. Bold: a BOSCH row at or above "
-               "the best baseline (static or layer pattern) of its column.")
+    out.append(f"Held-out {what} NIAH accuracy (exact match, `{task}` of {args.model}); full "
+               f"attention {anchors[0]:.3f}, every unit SWA {anchors[1]:.3f}. Bold: a BOSCH row at "
+               "or above the best baseline (static or layer pattern) of its column.")
     out.append("")
+    return "\n".join(out) + "\n"
+
+
+def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total, t_table,
+           key, what, task):
+    out = [table(ratios, methods, rows, anchors, key, what, task, args)]
     out.append("Calibration score, evaluations and wall time of each selection:")
     out.append("")
     out.append("| method | " + " | ".join(f"rho {r}: calib / evals / s" for r in ratios) + " |")

@@ -353,7 +353,9 @@ def write_files(args, markov):
     """The tasks and bosch.json that make the directory the bosch command's
     default model: calibration (search) and held-out (eval) NIAH prompts from
     seeds other than the training stream's."""
-    write_task(os.path.join(args.out, "calib.jsonl"), markov, args.context, args.calib, 1001, 1)
+    # Calibration mixes 1-4 needles (one queried): the search then keeps what
+    # matching the right key needs, not only the copy of a lone needle.
+    write_task(os.path.join(args.out, "calib.jsonl"), markov, args.context, args.calib, 1001, None)
     write_task(os.path.join(args.out, "heldout.jsonl"), markov, args.context, 128, 2002, 1)
     write_task(os.path.join(args.out, "heldout4.jsonl"), markov, args.context, 128, 2003, 4)
     with open(os.path.join(args.out, "bosch.json"), "w") as f:
