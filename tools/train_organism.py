@@ -27,6 +27,7 @@ import json
 import math
 import os
 import struct
+import sys
 import time
 
 import numpy as np
@@ -269,6 +270,9 @@ def main():
     ap.add_argument("--swa-drop", type=float, default=0.0,
                     help="probability that a unit runs SWA in a training sample")
     ap.add_argument("--swa-drop-from", type=int, default=0, help="first step with SWA dropout")
+    ap.add_argument("--init", help="start from the weights in this checkpoint directory")
+    ap.add_argument("--stop-after", type=int, default=0,
+                    help="stop after this step (the schedule still spans --steps)")
     ap.add_argument("--repeat-frac", type=float, default=0.0,
                     help="share of each batch made of repeated random tokens")
     ap.add_argument("--lag", type=int, default=1, choices=(1, 2),
@@ -299,11 +303,19 @@ def main():
     markov = Markov(args.vocab, 12345)
     markov.lag = args.lag
     model = Qwen3(config)
+    if args.init:
+        # Continue from a checkpoint (weights only; a fresh optimizer and
+        # learning-rate schedule): the annealing phase of the recipe.
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import organism_forward
+        model.load_state_dict(organism_forward.load(args.init).state_dict())
+        model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     g = np.random.default_rng(args.seed)
     log, t0 = [], time.time()
     L, kv = args.layers, 4
-    for step in range(1, args.steps + 1):
+    last = min(args.steps, args.stop_after) if args.stop_after else args.steps
+    for step in range(1, last + 1):
         lr = args.lr * min(1.0, step / args.warmup) * 0.5 * (1 + math.cos(math.pi * step / args.steps))
         for pg in opt.param_groups:
             pg["lr"] = lr
@@ -334,7 +346,7 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        if step % args.save_every == 0 or step == args.steps:
+        if step % args.save_every == 0 or step == last:
             model.eval()
             m = {"step": step, "loss": float(loss), "answer_loss_ema": ema, "lr": lr, "seconds": time.time() - t0,
                  "niah1_full": accuracy(model, markov, args.context, 128, 777, 1),

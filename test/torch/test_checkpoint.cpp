@@ -19,16 +19,7 @@
 using namespace bosch_torch;
 using namespace bosch_torch_test;
 
-static int g_failures = 0, g_checks = 0;
-
-#define EXPECT(cond)                                                                               \
-    do {                                                                                           \
-        g_checks++;                                                                                \
-        if (!(cond)) {                                                                             \
-            g_failures++;                                                                          \
-            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);          \
-        }                                                                                          \
-    } while (0)
+#include "expect.hpp"
 
 // err must be non-empty and contain every keyword.
 static bool has_error(const std::string &err, std::initializer_list<const char *> words,

@@ -22,39 +22,7 @@
 using namespace bosch_torch;
 using namespace bosch_torch_test;
 
-static int g_failures = 0, g_checks = 0;
-
-#define EXPECT(cond)                                                                               \
-    do {                                                                                           \
-        g_checks++;                                                                                \
-        if (!(cond)) {                                                                             \
-            g_failures++;                                                                          \
-            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);          \
-        }                                                                                          \
-    } while (0)
-
-#define EXPECT_ST(expr, status)                                                                    \
-    do {                                                                                           \
-        g_checks++;                                                                                \
-        int st_ = (expr);                                                                          \
-        if (st_ != (status)) {                                                                     \
-            g_failures++;                                                                          \
-            std::fprintf(stderr, "%s:%d: %s returned %s, expected %s (err: %s)\n", __FILE__,       \
-                         __LINE__, #expr, bosch_err_name(st_), bosch_err_name(status), err);       \
-        }                                                                                          \
-    } while (0)
-
-#define EXPECT_MSG(word)                                                                           \
-    do {                                                                                           \
-        g_checks++;                                                                                \
-        if (!std::strstr(err, (word))) {                                                           \
-            g_failures++;                                                                          \
-            std::fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__, err,      \
-                         (word));                                                                  \
-        }                                                                                          \
-    } while (0)
-
-static char err[1024];
+#include "expect.hpp"
 static std::string g_tmp;
 
 // GQA with 3 query heads per KV head.
