@@ -279,7 +279,7 @@ def main():
                     help="filler: token i follows token i-lag in the Markov chain")
     ap.add_argument("--calib", type=int, default=32, help="calibration prompts")
     ap.add_argument("--metric", default="logprob", help="search metric suggested in bosch.json")
-    ap.add_argument("--budget", type=int, default=300, help="search budget suggested in bosch.json")
+    ap.add_argument("--budget", type=int, default=200, help="search budget suggested in bosch.json")
     ap.add_argument("--files-only", action="store_true",
                     help="only (re)write the tasks and bosch.json of an existing OUT_DIR")
     args = ap.parse_args()

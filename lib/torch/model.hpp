@@ -113,7 +113,7 @@ private:
     torch::Tensor embed_, final_norm_, lm_head_;
     std::vector<LayerWeights> layers_;
     torch::Tensor cos_, sin_; // [T_cached, head_dim] in dtype
-    int64_t block_bytes_ = int64_t(256) << 20;
+    int64_t block_bytes_ = int64_t(16) << 20;
 };
 
 // "f32"/"bf16"/... names for messages.
