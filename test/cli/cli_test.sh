@@ -2,6 +2,7 @@
 # Tests of the bosch command.
 #   cli_test.sh BOSCH basic             show, help, version, usage errors, malformed JSON
 #   cli_test.sh BOSCH torch MAKE_CKPT   search/eval/show/baseline/journal on a tiny model
+#   cli_test.sh BOSCH organism DIR      the default model (DIR = models/organism)
 set -u
 BOSCH=$1
 MODE=$2
@@ -61,6 +62,27 @@ JSON
     sed 's/bosch-mask/other/' "$T/m.json" >"$T/bad5.json"
     expect 1 "format" "$BOSCH" show "$T/bad5.json"
     echo "cli basic: ok"
+    exit 0
+fi
+
+if [ "$MODE" = organism ]; then
+    # The default model (models/organism in the source tree): what README's
+    # main command runs, on a small budget.
+    ORG=$3
+    cd "$T" || exit 1
+    expect 0 "wrote bosch-mask.json" "$BOSCH" search --ratio 0.875 --budget 24
+    grep -q "model $ORG" "$T/out" || fail "search did not use the source-tree organism"
+    grep -q "calib.jsonl; window 32, sink 4" "$T/out" || fail "search did not take bosch.json's task/window"
+    for f in bosch-mask.json bosch-mask.tsv bosch-mask.svg bosch-mask.history.jsonl; do
+        [ -s "$T/$f" ] || fail "no $f"
+    done
+    expect 0 "heldout.jsonl" "$BOSCH" eval --mask bosch-mask.json
+    # The retrieval score finds the organism's retrieval unit (layer 2, KV
+    # group 1): keeping it alone full keeps single-needle accuracy at 1.
+    expect 0 "wrote" "$BOSCH" baseline --kind retrieval --ratio 0.9375 --out ret
+    tr -d ' \n' <ret.json | grep -q '"unit_mask":"1111111110111111"' || fail "retrieval: unit 9 not kept full"
+    expect 0 "score 1 (full 1, all-SWA 0.0078125)" "$BOSCH" eval --mask ret.json --metric exact
+    echo "cli organism: ok"
     exit 0
 fi
 
