@@ -66,19 +66,30 @@ def heldout(args, prefix, log, env=None, task=None):
     return float(m.group(1)), float(m.group(2)), float(m.group(3))
 
 
-def reach(history_path, target, feasible_units):
-    """Evaluations and wall seconds until the best feasible calibration score
-    first reaches `target` (None if never)."""
-    best = None
+def evaluator_time(history_path):
+    """Per evaluation: cumulative evaluator seconds up to and including it
+    (wall_s is each mask's share of the evaluator call that scored it: a
+    batch's time divided by its size)."""
+    out, total = [], 0.0
     with open(history_path) as f:
-        for n, line in enumerate(f, 1):
+        for line in f:
             h = json.loads(line)
-            if h["swa_units"] != feasible_units:
-                continue
-            if best is None or h["score"] > best:
-                best = h["score"]
-            if best >= target:
-                return n, h.get("wall_s")
+            total += h.get("wall_s") or 0.0
+            out.append((h, total))
+    return out
+
+
+def reach(history_path, target, feasible_units):
+    """Evaluations and evaluator seconds until the best feasible calibration
+    score first reaches `target` (None if never)."""
+    best = None
+    for n, (h, t) in enumerate(evaluator_time(history_path), 1):
+        if h["swa_units"] != feasible_units:
+            continue
+        if best is None or h["score"] > best:
+            best = h["score"]
+        if best >= target:
+            return n, t
     return None, None
 
 
@@ -95,6 +106,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=1,
                     help="table runs in parallel (the speed comparison always runs alone)")
     ap.add_argument("--markdown", help="write the tables to this file too")
+    ap.add_argument("--speed-only", action="store_true",
+                    help="only the paper-faithful speed comparison")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     log = open(os.path.join(args.out, "commands.log"), "w")
@@ -145,7 +158,8 @@ def main():
 
     # Independent runs share the machine: --jobs workers, each with
     # OMP_NUM_THREADS = cpus / jobs (wall times are measured under that load).
-    jobs = [(label, cmd, extra, b, ratio) for ratio in ratios for label, cmd, extra, b in methods]
+    jobs = [] if args.speed_only else [(label, cmd, extra, b, ratio) for ratio in ratios
+                                       for label, cmd, extra, b in methods]
     env = dict(os.environ, OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 1) // args.jobs)))
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for job, res, wall, (acc, full, swa), multi in pool.map(one, jobs):
@@ -178,17 +192,22 @@ def main():
         line = {"ratio": ratio, "target": target}
         for name, (res, wall, prefix) in runs.items():
             n, w = reach(prefix + ".history.jsonl", target, res["swa_units"])
+            ev = evaluator_time(prefix + ".history.jsonl")
             line[name] = {"final": res["score"]["raw"], "evals": n, "wall_to_target": w,
-                          "total_evals": res["evaluations"]["total"], "total_wall": wall}
+                          "total_evals": res["evaluations"]["total"], "total_wall": wall,
+                          "per_eval": ev[-1][1] / len(ev)}
         faithful.append(line)
         d, p = line["default"], line["paper-faithful"]
         print(f"speed rho {ratio}: target {target:.4f}; default {d['evals']} evals {d['wall_to_target']} s;"
               f" paper-faithful {p['evals']} evals {p['wall_to_target']} s", flush=True)
     total = time.monotonic() - t_start
 
-    md = render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total, t_table,
-                "acc", "single-needle", sugg.get("heldout", "heldout"))
-    if multi_task:
+    if args.speed_only:
+        md = render_speed(faithful, args, budget, total)
+    else:
+        md = render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total,
+                    t_table, "acc", "single-needle", sugg.get("heldout", "heldout"))
+    if multi_task and not args.speed_only:
         md += "\n" + table(ratios, methods, rows, anchors_multi, "multi",
                            "4-needle (one queried)", sugg["heldout_multi"], args)
     print(md)
@@ -217,6 +236,42 @@ def table(ratios, methods, rows, anchors, key, what, task, args):
     return "\n".join(out) + "\n"
 
 
+def speed_section(faithful):
+    out = []
+    if not faithful:
+        return out
+    out.append("")
+    out.append("Paper-faithful configuration (`--strategy mads --batch-size 1 --eval-batch 1 "
+               "--no-prefix-cache`) against the default, same budget, run alone with every "
+               "CPU; target = the lower of the two final calibration scores; evaluations and "
+               "evaluator seconds to first reach it, then each run's totals and evaluator "
+               "seconds per evaluation:")
+    out.append("")
+    out.append("| rho | target | default: evals / s | faithful: evals / s | speed-up to target | "
+               "final calib default / faithful | evals run default / faithful | "
+               "s per eval default / faithful (ratio) | command wall s default / faithful |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    for f in faithful:
+        d, p = f["default"], f["paper-faithful"]
+        sp = (p["wall_to_target"] / d["wall_to_target"]
+              if d["wall_to_target"] and p["wall_to_target"] else float("nan"))
+        out.append(f"| {f['ratio']} | {f['target']:.4f} | {d['evals']} / {d['wall_to_target']:.1f} | "
+                   f"{p['evals']} / {p['wall_to_target']:.1f} | {sp:.2f}x | "
+                   f"{d['final']:.4f} / {p['final']:.4f} | {d['total_evals']} / "
+                   f"{p['total_evals']} | {d['per_eval']:.3f} / {p['per_eval']:.3f} "
+                   f"({p['per_eval'] / d['per_eval']:.2f}x) | {d['total_wall']:.0f} / "
+                   f"{p['total_wall']:.0f} |")
+    return out
+
+
+def render_speed(faithful, args, budget, total):
+    out = speed_section(faithful)
+    out.append("")
+    out.append(f"Default budget {budget}; seed {args.seed}; {total / 60:.1f} min on "
+               f"{platform.machine()} with {os.cpu_count()} CPUs.")
+    return "\n".join(out) + "\n"
+
+
 def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, total, t_table,
            key, what, task):
     out = [table(ratios, methods, rows, anchors, key, what, task, args)]
@@ -242,22 +297,7 @@ def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, t
         small, large = (A, B) if len(A) <= len(B) else (B, A)
         out.append(f"| {a} | {b} | {jaccard_distance(A, B):.3f} | {nested:.3f} | "
                    f"{len(small - large)} |")
-    if faithful:
-        out.append("")
-        out.append("Paper-faithful configuration (`--strategy mads --batch-size 1 --eval-batch 1 "
-                   "--no-prefix-cache`) against the default, same budget; target = the lower of "
-                   "the two final calibration scores; cost to first reach it:")
-        out.append("")
-        out.append("| rho | target | default: evals / s | faithful: evals / s | speed-up (wall) | "
-                   "final calib default / faithful |")
-        out.append("|---|---|---|---|---|---|")
-        for f in faithful:
-            d, p = f["default"], f["paper-faithful"]
-            sp = (p["wall_to_target"] / d["wall_to_target"]
-                  if d["wall_to_target"] and p["wall_to_target"] else float("nan"))
-            out.append(f"| {f['ratio']} | {f['target']:.4f} | {d['evals']} / {d['wall_to_target']:.1f} | "
-                       f"{p['evals']} / {p['wall_to_target']:.1f} | {sp:.2f}x | "
-                       f"{d['final']:.4f} / {p['final']:.4f} |")
+    out += speed_section(faithful)
     out.append("")
     out.append(f"Default budget {budget}; seed {args.seed}; {args.jobs} table run(s) at a time "
                f"(wall times above are under that load); table {t_table / 60:.1f} min, total "

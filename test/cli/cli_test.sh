@@ -77,11 +77,12 @@ if [ "$MODE" = organism ]; then
         [ -s "$T/$f" ] || fail "no $f"
     done
     expect 0 "heldout.jsonl" "$BOSCH" eval --mask bosch-mask.json
-    # The retrieval score finds the organism's retrieval unit (layer 2, KV
-    # group 1): keeping it alone full keeps single-needle accuracy at 1.
-    expect 0 "wrote" "$BOSCH" baseline --kind retrieval --ratio 0.9375 --out ret
-    tr -d ' \n' <ret.json | grep -q '"unit_mask":"1111111110111111"' || fail "retrieval: unit 9 not kept full"
-    expect 0 "score 1 (full 1, all-SWA 0.0078125)" "$BOSCH" eval --mask ret.json --metric exact
+    # Single-unit ablation finds the organism's retrieval unit (layer 2, KV
+    # group 1; models/organism/README.md): keeping it alone full keeps
+    # single-needle accuracy at 1.
+    expect 0 "wrote" "$BOSCH" baseline --kind ablation --ratio 0.9375 --out abl
+    tr -d ' \n' <abl.json | grep -q '"unit_mask":"1111111110111111"' || fail "ablation: unit 9 not kept full"
+    expect 0 "score 1 (full 1, all-SWA 0.0078125)" "$BOSCH" eval --mask abl.json --metric exact
     echo "cli organism: ok"
     exit 0
 fi
