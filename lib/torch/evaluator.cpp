@@ -32,38 +32,38 @@ int64_t default_cache_budget(const torch::Device &dev) {
 
 } // namespace
 
-Evaluator::Evaluator(Model &model, const Task &task, Window w, Metric metric)
-    : model_(model), w_(w), metric_(metric) {
-    if (metric != Metric::Exact && metric != Metric::Logprob)
-        invalid("unknown metric");
+void check_task(const Model &m, const Task &task, const Window &w) {
     if (w.window < 1)
         invalid("window must be at least 1");
     if (w.sink < 0)
         invalid("sink must not be negative");
     if (task.samples.empty())
         invalid("task has no samples");
-    const int32_t top = task.max_token();
-    if (int64_t(top) >= model.vocab()) {
-        for (size_t i = 0; i < task.samples.size(); i++) {
-            const Sample &s = task.samples[i];
-            for (const auto *v : {&s.prompt, &s.answer})
-                for (int32_t t : *v)
-                    if (int64_t(t) >= model.vocab())
-                        invalid("task sample " + std::to_string(i) + " has token " +
-                                std::to_string(t) + " >= vocabulary size " +
-                                std::to_string(model.vocab()));
-        }
+    const size_t P = task.samples[0].prompt.size();
+    for (size_t i = 0; i < task.samples.size(); i++) {
+        const Sample &s = task.samples[i];
+        if (s.prompt.size() != P)
+            invalid("task prompts differ in length");
+        if (s.prompt.empty() || s.answer.empty())
+            invalid("task has an empty prompt or answer");
+        for (const auto *v : {&s.prompt, &s.answer})
+            for (int32_t t : *v)
+                if (t < 0 || int64_t(t) >= m.vocab())
+                    invalid("task sample " + std::to_string(i) + " has token " + std::to_string(t) +
+                            " outside the vocabulary [0, " + std::to_string(m.vocab()) + ")");
     }
+}
+
+Evaluator::Evaluator(Model &model, const Task &task, Window w, Metric metric)
+    : model_(model), w_(w), metric_(metric) {
+    if (metric != Metric::Exact && metric != Metric::Logprob)
+        invalid("unknown metric");
+    check_task(model, task, w);
     M_ = int64_t(task.samples.size());
     const int64_t P = int64_t(task.samples[0].prompt.size());
     A_ = 0;
-    for (const Sample &s : task.samples) {
-        if (int64_t(s.prompt.size()) != P)
-            invalid("task prompts differ in length");
-        if (s.answer.empty() || s.prompt.empty())
-            invalid("task has an empty prompt or answer");
+    for (const Sample &s : task.samples)
         A_ = std::max<int64_t>(A_, int64_t(s.answer.size()));
-    }
     T_ = P + A_ - 1;
     std::vector<int64_t> tok(size_t(M_ * T_), 0), rows(size_t(M_ * A_)), tgt(size_t(M_ * A_), 0);
     std::vector<uint8_t> valid(size_t(M_ * A_), 0);

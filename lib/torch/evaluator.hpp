@@ -12,6 +12,12 @@ namespace bosch_torch {
 
 enum class Metric { Exact = 0, Logprob = 1 };
 
+// Checks that `task` can run on `m` with window `w` (window >= 1, sink >= 0,
+// samples present, prompts of one length, non-empty prompts and answers,
+// tokens in [0, vocab)); throws Failure(BOSCH_E_INVALID) naming the problem.
+// Shared by the evaluator and the static scorers.
+void check_task(const Model &m, const Task &task, const Window &w);
+
 class Evaluator {
 public:
     // Throws Failure(BOSCH_E_INVALID) when a task token is >= the vocabulary,

@@ -6,6 +6,7 @@
 // needs both attention branches of every unit.
 #include "scorers.hpp"
 
+#include "evaluator.hpp"
 #include "failure.hpp"
 
 #include <algorithm>
@@ -167,28 +168,6 @@ torch::Tensor gated_nll_with(Model &m, const Weights &wt, const Sample &s,
     std::vector<int64_t> ans(s.answer.begin(), s.answer.end());
     torch::Tensor target = torch::tensor(ans, torch::kInt64).view({1, A, 1}).to(dev);
     return -torch::log_softmax(logits, -1).gather(-1, target).sum();
-}
-
-void validate(const Model &m, const Task &task, const Window &w) {
-    if (w.window < 1)
-        invalid("window must be at least 1");
-    if (w.sink < 0)
-        invalid("sink must not be negative");
-    if (task.samples.empty())
-        invalid("task has no samples");
-    const size_t P = task.samples[0].prompt.size();
-    for (size_t i = 0; i < task.samples.size(); i++) {
-        const Sample &s = task.samples[i];
-        if (s.prompt.size() != P)
-            invalid("task prompts differ in length");
-        if (s.prompt.empty() || s.answer.empty())
-            invalid("task has an empty prompt or answer");
-        for (const auto *v : {&s.prompt, &s.answer})
-            for (int32_t t : *v)
-                if (t < 0 || int64_t(t) >= m.vocab())
-                    invalid("task sample " + std::to_string(i) + " has token " + std::to_string(t) +
-                            " outside the vocabulary [0, " + std::to_string(m.vocab()) + ")");
-    }
 }
 
 // Per-head sums and the count they are averaged over.
@@ -383,7 +362,7 @@ HeadScores compute_scores(Model &m, const Task &task, Scorer scorer, const Windo
     const char *name = scorer_name(int(scorer));
     if (!name)
         invalid("unknown scorer " + std::to_string(int(scorer)));
-    validate(m, task, w);
+    check_task(m, task, w);
     const int64_t L = m.layers(), G = m.kv_heads(), r = m.heads_per_group(), nH = G * r;
     HeadScores out;
     if (scorer == Scorer::Fisher) {

@@ -16,17 +16,6 @@
 
 namespace bosch_torch {
 
-int32_t Task::max_token() const {
-    int32_t m = -1;
-    for (const Sample &s : samples) {
-        for (int32_t t : s.prompt)
-            m = std::max(m, t);
-        for (int32_t t : s.answer)
-            m = std::max(m, t);
-    }
-    return m;
-}
-
 namespace {
 
 // Sanity caps: a prompt or answer longer than this is not a task for a

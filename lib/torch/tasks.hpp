@@ -12,10 +12,7 @@ struct Sample {
 };
 
 struct Task {
-    std::vector<Sample> samples;
-    // Largest token id in any prompt or answer (checked against the
-    // vocabulary when an evaluator is created); -1 for an empty task.
-    int32_t max_token() const;
+    std::vector<Sample> samples; // checked against a model by check_task (evaluator.hpp)
 };
 
 struct NiahParams {
