@@ -35,12 +35,26 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------ */
-/* Export macro                                                              */
+/* Export and deprecation macros. A packager or a static build may define    */
+/* BOSCH_API (e.g. empty, or __declspec) and BOSCH_DEPRECATED before         */
+/* including this header; libbosch-torch has its own BOSCH_TORCH_API.        */
 /* ------------------------------------------------------------------------ */
+#ifndef BOSCH_API
 #if defined(BOSCH_BUILDING) && defined(__GNUC__)
 #define BOSCH_API __attribute__((visibility("default")))
 #else
 #define BOSCH_API
+#endif
+#endif
+
+/* Marks the pre-1.0 names kept as aliases (removed in 1.0). Define
+ * BOSCH_NO_DEPRECATION_WARNINGS to silence the warnings. */
+#ifndef BOSCH_DEPRECATED
+#if defined(__GNUC__) && !defined(BOSCH_BUILDING) && !defined(BOSCH_NO_DEPRECATION_WARNINGS)
+#define BOSCH_DEPRECATED(replacement) __attribute__((deprecated("use " replacement)))
+#else
+#define BOSCH_DEPRECATED(replacement)
+#endif
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -61,31 +75,44 @@ BOSCH_API const char *bosch_version_string(void);
 /* ------------------------------------------------------------------------ */
 /* Status codes                                                              */
 /* ------------------------------------------------------------------------ */
+/* Every status, from one table (libuv's UV_ERRNO_MAP is the model):
+ * XX(name, value, text). Errors are negative, BOSCH_OK is zero, positive
+ * statuses say why a search ended. The numbers never change. */
+#define BOSCH_ERROR_MAP(XX)                                                                   \
+    XX(E_INVALID, -1, "invalid argument")          /* NULL, out of range, bad value */          \
+    XX(E_NOMEM, -2, "out of memory")                                                           \
+    XX(E_INFEASIBLE, -3, "constraints admit no feasible mask") /* fixed units, bounds, target */ \
+    XX(E_STATE, -4, "operation not allowed in the current state")                             \
+    XX(E_BAD_SCORE, -5, "score is NaN or infinite")                                           \
+    XX(E_EVALUATOR, -6, "the evaluator reported a failure")                                   \
+    XX(E_OPTION, -7, "unknown option or unparsable option value")                             \
+    XX(E_IO, -8, "input/output error")           /* a file could not be opened, read, written */ \
+    XX(E_STRATEGY, -9, "search strategy failed")                                              \
+    XX(E_ANCHORS, -10, "anchor scores cannot normalise: S_full must exceed S_allSWA")          \
+    XX(E_TOO_LARGE, -11, "instance too large for this exact method")                          \
+    XX(E_NOT_FOUND, -12, "not found")            /* no such item (name, index, result) */      \
+    XX(E_CORRUPT, -13, "file is damaged or not in the expected format") /* journal, result */  \
+    XX(E_MISMATCH, -14, "journal was written with other settings or another version")
+
+#define BOSCH_STOP_MAP(XX)                                                                    \
+    XX(DONE, 1, "search completed")                  /* every stage ran to completion */      \
+    XX(BUDGET_REACHED, 2, "stopped: evaluation budget reached")                              \
+    XX(TIME_REACHED, 3, "stopped: time limit reached")                                       \
+    XX(FORCED_STOP, 4, "stopped: forced stop requested") /* bosch_force_stop() was called */
+
+#define BOSCH_STATUS_ENUM_(name, value, text) BOSCH_##name = value,
 enum bosch_error {
     BOSCH_OK = 0,
-    BOSCH_E_INVALID = -1,     /* invalid argument (NULL, out of range, bad value) */
-    BOSCH_E_NOMEM = -2,       /* memory allocation failed */
-    BOSCH_E_INFEASIBLE = -3,  /* constraints admit no mask (fixed units, bounds, target) */
-    BOSCH_E_STATE = -4,       /* call not allowed in the handle's current state */
-    BOSCH_E_BAD_SCORE = -5,   /* a score was NaN or infinite */
-    BOSCH_E_EVALUATOR = -6,   /* the host evaluator reported a failure */
-    BOSCH_E_OPTION = -7,      /* unknown option name or unparsable option value */
-    BOSCH_E_IO = -8,          /* file could not be opened, written or read */
-    BOSCH_E_STRATEGY = -9,    /* a search strategy failed or misbehaved */
-    BOSCH_E_ANCHORS = -10,    /* S_full <= S_allSWA: scores cannot be normalised */
-    BOSCH_E_TOO_LARGE = -11,  /* instance too large for the requested exact method */
-    BOSCH_E_NOT_FOUND = -12,  /* no such item (name, index, result) */
-    BOSCH_E_CORRUPT = -13,    /* journal damaged (not merely cut short), or not a journal */
-    BOSCH_E_MISMATCH = -14    /* journal written with other settings or another version */
+    BOSCH_ERROR_MAP(BOSCH_STATUS_ENUM_)
+    BOSCH_E_LAST_ = -15 /* one past the most negative code; not a status */
 };
 
 /* Positive statuses: the search ended normally, and this is why. */
 enum bosch_stop {
-    BOSCH_DONE = 1,           /* every stage ran to completion */
-    BOSCH_BUDGET_REACHED = 2, /* evaluation budget used up before the stages completed */
-    BOSCH_TIME_REACHED = 3,   /* time limit reached */
-    BOSCH_FORCED_STOP = 4     /* bosch_force_stop() was called */
+    BOSCH_STOP_MAP(BOSCH_STATUS_ENUM_)
+    BOSCH_STOP_LAST_ = 5 /* one past the largest stop reason; not a status */
 };
+#undef BOSCH_STATUS_ENUM_
 
 /* Non-zero when `status` is an error (negative). */
 BOSCH_API int bosch_is_error(int status);
@@ -94,6 +121,15 @@ BOSCH_API int bosch_is_error(int status);
 BOSCH_API const char *bosch_strerror(int status);
 /* Symbolic name of any status ("BOSCH_E_INVALID", "BOSCH_DONE", ...); never NULL. */
 BOSCH_API const char *bosch_err_name(int status);
+
+/* Why the last function of libbosch that creates a handle (a _create,
+ * _clone or _read function) returned NULL on the calling thread: the status
+ * (a negative enum bosch_error) and a message naming the function and the
+ * reason. Each thread has its own; a successful creation does not clear it.
+ * The message stays valid until the next failing creation on that thread;
+ * "" and BOSCH_OK when nothing failed yet. */
+BOSCH_API int bosch_create_status(void);
+BOSCH_API const char *bosch_create_error(void);
 
 /* ------------------------------------------------------------------------ */
 /* Opaque types (declared once here so every header can use them)           */

@@ -44,14 +44,23 @@ BOSCH_API const char *bosch_variant_name(int variant);
 /* ------------------------------------------------------------------------ */
 /* Creates an optimizer for a copy of `problem` (the caller keeps ownership of
  * `problem` and may free it at once). Returns NULL when `problem` is NULL or
- * memory runs out. Infeasible constraints are reported by the first
- * bosch_ask()/bosch_optimize(). */
-BOSCH_API bosch_optimizer *bosch_create(const bosch_problem *problem);
-BOSCH_API void bosch_destroy(bosch_optimizer *opt);
+ * memory runs out (bosch_create_error() says which). Infeasible constraints
+ * are reported by the first bosch_ask()/bosch_optimize(). */
+BOSCH_API bosch_optimizer *bosch_optimizer_create(const bosch_problem *problem);
+/* Frees the optimizer and everything it owns; NULL is a no-op. No callback
+ * runs after it returns. */
+BOSCH_API void bosch_optimizer_free(bosch_optimizer *opt);
 
-/* Message describing the last error on this handle ("" if none). Valid until
- * the next call on the handle. */
-BOSCH_API const char *bosch_last_error(const bosch_optimizer *opt);
+/* Message describing the last error on this handle ("" if none). Owned by
+ * the handle; valid until the next call on the handle. */
+BOSCH_API const char *bosch_optimizer_last_error(const bosch_optimizer *opt);
+
+/* Pre-1.0 names, kept until 1.0. */
+BOSCH_API BOSCH_DEPRECATED("bosch_optimizer_create") bosch_optimizer *bosch_create(
+    const bosch_problem *problem);
+BOSCH_API BOSCH_DEPRECATED("bosch_optimizer_free") void bosch_destroy(bosch_optimizer *opt);
+BOSCH_API BOSCH_DEPRECATED("bosch_optimizer_last_error") const char *bosch_last_error(
+    const bosch_optimizer *opt);
 
 /* ------------------------------------------------------------------------ */
 /* Options. Setters return BOSCH_OK, BOSCH_E_INVALID (bad value) or         */

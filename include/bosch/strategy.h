@@ -48,11 +48,16 @@ typedef void (*bosch_strategy_destroy_fn)(void *state, void *user);
 
 /* A user strategy. `name` is copied; `destroy` may be NULL; `user` is
  * passed to every callback and must outlive every optimizer using the
- * strategy (the library never frees it). Returns NULL on bad arguments. */
-BOSCH_API bosch_strategy *bosch_strategy_new(const char *name, bosch_strategy_init_fn init,
-                                             bosch_strategy_propose_fn propose,
-                                             bosch_strategy_observe_fn observe,
-                                             bosch_strategy_destroy_fn destroy, void *user);
+ * strategy (the library never frees it). Returns NULL on bad arguments
+ * (bosch_create_error() says which). */
+BOSCH_API bosch_strategy *bosch_strategy_create(const char *name, bosch_strategy_init_fn init,
+                                                bosch_strategy_propose_fn propose,
+                                                bosch_strategy_observe_fn observe,
+                                                bosch_strategy_destroy_fn destroy, void *user);
+/* Pre-1.0 name of bosch_strategy_create, kept until 1.0. */
+BOSCH_API BOSCH_DEPRECATED("bosch_strategy_create") bosch_strategy *bosch_strategy_new(
+    const char *name, bosch_strategy_init_fn init, bosch_strategy_propose_fn propose,
+    bosch_strategy_observe_fn observe, bosch_strategy_destroy_fn destroy, void *user);
 /* A built-in strategy by name, NULL if unknown:
  *   "auto"       exhaustive when the subproblem's feasible set fits its
  *                budget, else the default below (the default strategy)

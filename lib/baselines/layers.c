@@ -18,10 +18,10 @@ static void pattern_order(uint32_t L, uint32_t nswa, int pattern, uint64_t seed,
     if (pattern == BOSCH_LAYERS_RAND) {
         for (uint32_t i = 0; i < L; i++)
             order[i] = i;
-        bosch_rng rng;
-        bosch_rng_init(&rng, seed, 0x52414e44u);
+        prng rng;
+        prng_init(&rng, seed, 0x52414e44u);
         for (uint32_t i = L; i > 1; i--) {
-            uint32_t j = (uint32_t)bosch_rng_below(&rng, i);
+            uint32_t j = (uint32_t)prng_below(&rng, i);
             uint32_t t = order[i - 1];
             order[i - 1] = order[j];
             order[j] = t;

@@ -6,7 +6,7 @@
 #include "bosch/bosch.h"
 #include "core/bitset.h"
 
-int store_init(bosch_store *s, size_t units)
+int store_init(eval_store *s, size_t units)
 {
     memset(s, 0, sizeof *s);
     s->units = units;
@@ -19,7 +19,7 @@ int store_init(bosch_store *s, size_t units)
     return BOSCH_OK;
 }
 
-void store_free(bosch_store *s)
+void store_free(eval_store *s)
 {
     free(s->masks);
     free(s->scores);
@@ -38,7 +38,7 @@ static void *dup_bytes(const void *src, size_t n)
     return p;
 }
 
-int store_copy(bosch_store *dst, const bosch_store *src)
+int store_copy(eval_store *dst, const eval_store *src)
 {
     *dst = *src;
     dst->cap = src->n;
@@ -55,12 +55,12 @@ int store_copy(bosch_store *dst, const bosch_store *src)
     return BOSCH_OK;
 }
 
-static size_t slot_of(const bosch_store *s, const uint64_t *packed)
+static size_t slot_of(const eval_store *s, const uint64_t *packed)
 {
     return (size_t)bitset_hash(packed, s->words) & (s->tcap - 1);
 }
 
-int64_t store_find(const bosch_store *s, const uint64_t *packed)
+int64_t store_find(const eval_store *s, const uint64_t *packed)
 {
     size_t mask = s->tcap - 1;
     for (size_t i = slot_of(s, packed);; i = (i + 1) & mask) {
@@ -72,7 +72,7 @@ int64_t store_find(const bosch_store *s, const uint64_t *packed)
     }
 }
 
-static int grow_table(bosch_store *s)
+static int grow_table(eval_store *s)
 {
     size_t ncap = s->tcap * 2;
     int64_t *slots = malloc(ncap * sizeof *slots);
@@ -91,7 +91,7 @@ static int grow_table(bosch_store *s)
     return BOSCH_OK;
 }
 
-static int grow_records(bosch_store *s)
+static int grow_records(eval_store *s)
 {
     size_t ncap = s->cap ? s->cap * 2 : 64;
     uint64_t *m = realloc(s->masks, ncap * s->words * sizeof *m);
@@ -118,7 +118,7 @@ static int grow_records(bosch_store *s)
     return BOSCH_OK;
 }
 
-int64_t store_add(bosch_store *s, const uint64_t *packed, double score, int stage, int eligible,
+int64_t store_add(eval_store *s, const uint64_t *packed, double score, int stage, int eligible,
                   double wall)
 {
     int rc;

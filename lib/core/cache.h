@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct bosch_store {
+typedef struct eval_store {
     size_t units, words;
     size_t n, cap;
     uint64_t *masks;  /* n * words */
@@ -17,20 +17,20 @@ typedef struct bosch_store {
     uint8_t *eligible; /* 1 = may be returned as the final answer */
     size_t tcap;      /* hash table capacity, a power of two */
     int64_t *slots;   /* record index, -1 = empty */
-} bosch_store;
+} eval_store;
 
-int store_init(bosch_store *s, size_t units);
-void store_free(bosch_store *s);
+int store_init(eval_store *s, size_t units);
+void store_free(eval_store *s);
 /* Deep copy (for result snapshots). */
-int store_copy(bosch_store *dst, const bosch_store *src);
+int store_copy(eval_store *dst, const eval_store *src);
 /* Index of the record holding `packed`, or -1. */
-int64_t store_find(const bosch_store *s, const uint64_t *packed);
+int64_t store_find(const eval_store *s, const uint64_t *packed);
 /* Appends a record; returns its index or BOSCH_E_NOMEM. The mask must not
  * be in the store yet. */
-int64_t store_add(bosch_store *s, const uint64_t *packed, double score, int stage, int eligible,
+int64_t store_add(eval_store *s, const uint64_t *packed, double score, int stage, int eligible,
                   double wall);
 
-static inline const uint64_t *store_mask(const bosch_store *s, size_t i)
+static inline const uint64_t *store_mask(const eval_store *s, size_t i)
 {
     return s->masks + i * s->words;
 }

@@ -1,7 +1,12 @@
-/* Status codes to text. */
+/* Status codes to text (from BOSCH_ERROR_MAP / BOSCH_STOP_MAP), and the
+ * per-thread reason of the last failed creation. */
 #include "bosch/bosch.h"
 
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+
+#include "core/errors.h"
 
 struct status_text {
     int code;
@@ -9,29 +14,13 @@ struct status_text {
     const char *text;
 };
 
+#define STATUS_ROW(name, value, text) {BOSCH_##name, "BOSCH_" #name, text},
 static const struct status_text table[] = {
     {BOSCH_OK, "BOSCH_OK", "success"},
-    {BOSCH_E_INVALID, "BOSCH_E_INVALID", "invalid argument"},
-    {BOSCH_E_NOMEM, "BOSCH_E_NOMEM", "out of memory"},
-    {BOSCH_E_INFEASIBLE, "BOSCH_E_INFEASIBLE", "constraints admit no feasible mask"},
-    {BOSCH_E_STATE, "BOSCH_E_STATE", "operation not allowed in the current state"},
-    {BOSCH_E_BAD_SCORE, "BOSCH_E_BAD_SCORE", "score is NaN or infinite"},
-    {BOSCH_E_EVALUATOR, "BOSCH_E_EVALUATOR", "the evaluator reported a failure"},
-    {BOSCH_E_OPTION, "BOSCH_E_OPTION", "unknown option or unparsable option value"},
-    {BOSCH_E_IO, "BOSCH_E_IO", "input/output error"},
-    {BOSCH_E_STRATEGY, "BOSCH_E_STRATEGY", "search strategy failed"},
-    {BOSCH_E_ANCHORS, "BOSCH_E_ANCHORS",
-     "anchor scores cannot normalise: S_full must exceed S_allSWA"},
-    {BOSCH_E_TOO_LARGE, "BOSCH_E_TOO_LARGE", "instance too large for this exact method"},
-    {BOSCH_E_NOT_FOUND, "BOSCH_E_NOT_FOUND", "not found"},
-    {BOSCH_E_CORRUPT, "BOSCH_E_CORRUPT", "journal is damaged or not a journal"},
-    {BOSCH_E_MISMATCH, "BOSCH_E_MISMATCH",
-     "journal was written with other settings or another version"},
-    {BOSCH_DONE, "BOSCH_DONE", "search completed"},
-    {BOSCH_BUDGET_REACHED, "BOSCH_BUDGET_REACHED", "stopped: evaluation budget reached"},
-    {BOSCH_TIME_REACHED, "BOSCH_TIME_REACHED", "stopped: time limit reached"},
-    {BOSCH_FORCED_STOP, "BOSCH_FORCED_STOP", "stopped: forced stop requested"},
+    BOSCH_ERROR_MAP(STATUS_ROW)
+    BOSCH_STOP_MAP(STATUS_ROW)
 };
+#undef STATUS_ROW
 
 static const struct status_text *find(int status)
 {
@@ -60,4 +49,28 @@ const char *bosch_err_name(int status)
     if (t)
         return t->name;
     return status < 0 ? "BOSCH_E_UNKNOWN" : "BOSCH_UNKNOWN";
+}
+
+/* Creators have no handle to keep their reason in: it lives per thread. */
+static _Thread_local int create_status;
+static _Thread_local char create_message[512];
+
+void *create_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(create_message, sizeof create_message, fmt, ap);
+    va_end(ap);
+    create_status = code;
+    return NULL;
+}
+
+int bosch_create_status(void)
+{
+    return create_status;
+}
+
+const char *bosch_create_error(void)
+{
+    return create_message;
 }

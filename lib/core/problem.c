@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/errors.h"
 #include "core/problem_impl.h"
 
 #define MAX_UNITS ((size_t)1 << 24)
@@ -10,13 +11,17 @@
 bosch_problem *bosch_problem_create(uint32_t layers, uint32_t kv_groups, uint32_t heads_per_group)
 {
     if (!layers || !kv_groups || !heads_per_group)
-        return NULL;
+        return create_fail(BOSCH_E_INVALID,
+                           "bosch_problem_create: shape %u x %u x %u has a zero dimension",
+                           layers, kv_groups, heads_per_group);
     size_t units = (size_t)layers * kv_groups;
     if (units > MAX_UNITS || (size_t)heads_per_group > MAX_UNITS / units)
-        return NULL;
+        return create_fail(BOSCH_E_INVALID,
+                           "bosch_problem_create: shape %u x %u x %u exceeds 2^24 units or "
+                           "query heads", layers, kv_groups, heads_per_group);
     bosch_problem *p = calloc(1, sizeof *p);
     if (!p)
-        return NULL;
+        return create_fail(BOSCH_E_NOMEM, "bosch_problem_create: out of memory");
     p->layers = layers;
     p->groups = kv_groups;
     p->heads = heads_per_group;
@@ -27,7 +32,7 @@ bosch_problem *bosch_problem_create(uint32_t layers, uint32_t kv_groups, uint32_
     p->max_ratio = malloc(layers * sizeof *p->max_ratio);
     if (!p->fix || !p->min_ratio || !p->max_ratio) {
         bosch_problem_free(p);
-        return NULL;
+        return create_fail(BOSCH_E_NOMEM, "bosch_problem_create: out of memory");
     }
     for (uint32_t l = 0; l < layers; l++)
         p->max_ratio[l] = 1.0;
@@ -37,7 +42,7 @@ bosch_problem *bosch_problem_create(uint32_t layers, uint32_t kv_groups, uint32_
 bosch_problem *bosch_problem_clone(const bosch_problem *p)
 {
     if (!p)
-        return NULL;
+        return create_fail(BOSCH_E_INVALID, "bosch_problem_clone: problem is NULL");
     bosch_problem *q = bosch_problem_create(p->layers, p->groups, p->heads);
     if (!q)
         return NULL;

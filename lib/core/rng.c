@@ -2,7 +2,7 @@
 
 #include <math.h>
 
-uint64_t bosch_mix64(uint64_t x)
+uint64_t mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ULL;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -10,12 +10,12 @@ uint64_t bosch_mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-void bosch_rng_init(bosch_rng *r, uint64_t seed, uint64_t stream)
+void prng_init(prng *r, uint64_t seed, uint64_t stream)
 {
-    uint64_t x = bosch_mix64(seed) ^ bosch_mix64(stream * 0xd1b54a32d192ed03ULL + 1);
+    uint64_t x = mix64(seed) ^ mix64(stream * 0xd1b54a32d192ed03ULL + 1);
     for (int i = 0; i < 4; i++) {
         x += 0x9e3779b97f4a7c15ULL;
-        r->s[i] = bosch_mix64(x);
+        r->s[i] = mix64(x);
     }
 }
 
@@ -26,7 +26,7 @@ static uint64_t rotl(uint64_t x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
-uint64_t bosch_rng_next(bosch_rng *r)
+uint64_t prng_next(prng *r)
 {
     uint64_t *s = r->s;
     uint64_t result = rotl(s[1] * 5, 7) * 9;
@@ -40,31 +40,31 @@ uint64_t bosch_rng_next(bosch_rng *r)
     return result;
 }
 
-uint64_t bosch_rng_below(bosch_rng *r, uint64_t bound)
+uint64_t prng_below(prng *r, uint64_t bound)
 {
     if (bound <= 1)
         return 0;
     /* Rejection on the low part of a 128-bit product: no modulo bias. */
-    u128 m = (u128)bosch_rng_next(r) * bound;
+    u128 m = (u128)prng_next(r) * bound;
     uint64_t low = (uint64_t)m;
     if (low < bound) {
         uint64_t threshold = -bound % bound;
         while (low < threshold) {
-            m = (u128)bosch_rng_next(r) * bound;
+            m = (u128)prng_next(r) * bound;
             low = (uint64_t)m;
         }
     }
     return (uint64_t)(m >> 64);
 }
 
-double bosch_rng_uniform(bosch_rng *r)
+double prng_uniform(prng *r)
 {
-    return (double)(bosch_rng_next(r) >> 11) * 0x1.0p-53;
+    return (double)(prng_next(r) >> 11) * 0x1.0p-53;
 }
 
-double bosch_rng_normal(bosch_rng *r)
+double prng_normal(prng *r)
 {
-    double u1 = 1.0 - bosch_rng_uniform(r); /* (0, 1] */
-    double u2 = bosch_rng_uniform(r);
+    double u1 = 1.0 - prng_uniform(r); /* (0, 1] */
+    double u2 = prng_uniform(r);
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }

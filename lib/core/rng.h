@@ -6,20 +6,20 @@
 
 #include <stdint.h>
 
-typedef struct bosch_rng {
+typedef struct prng {
     uint64_t s[4];
-} bosch_rng;
+} prng;
 
 /* Independent stream `stream` of seed `seed`. */
-void bosch_rng_init(bosch_rng *r, uint64_t seed, uint64_t stream);
-uint64_t bosch_rng_next(bosch_rng *r);
+void prng_init(prng *r, uint64_t seed, uint64_t stream);
+uint64_t prng_next(prng *r);
 /* Uniform in [0, bound), bound >= 1 (Lemire's unbiased method). */
-uint64_t bosch_rng_below(bosch_rng *r, uint64_t bound);
+uint64_t prng_below(prng *r, uint64_t bound);
 /* Uniform in [0, 1). */
-double bosch_rng_uniform(bosch_rng *r);
+double prng_uniform(prng *r);
 /* Standard normal (Box-Muller; uses two draws). */
-double bosch_rng_normal(bosch_rng *r);
+double prng_normal(prng *r);
 /* Stateless mix of a 64-bit value (splitmix64 finaliser). */
-uint64_t bosch_mix64(uint64_t x);
+uint64_t mix64(uint64_t x);
 
 #endif

@@ -233,7 +233,7 @@ out:
 /* Walks the frames of data[0..size). On success *valid is the length of the
  * complete frames (a cut-short last frame excluded). */
 static int load_frames(const unsigned char *data, size_t size, const char *run_json,
-                       bosch_store *replay, size_t *valid, int *have_header, char *err,
+                       eval_store *replay, size_t *valid, int *have_header, char *err,
                        size_t errlen)
 {
     size_t off = 0;
@@ -353,7 +353,7 @@ static int new_writer(journal **out, int fd, int sync)
 }
 
 int journal_open(journal **out, const char *path, int mode, int sync, const char *header_json,
-                 bosch_store *replay, int *dropped_tail, char *err, size_t errlen)
+                 eval_store *replay, int *dropped_tail, char *err, size_t errlen)
 {
     *out = NULL;
     *dropped_tail = 0;

@@ -19,7 +19,7 @@ typedef struct journal journal;
  * `err` explains any failure. *dropped_tail is set when a cut-short last
  * frame was removed. */
 int journal_open(journal **out, const char *path, int mode, int sync, const char *header_json,
-                 bosch_store *replay, int *dropped_tail, char *err, size_t errlen);
+                 eval_store *replay, int *dropped_tail, char *err, size_t errlen);
 /* Appends one evaluation record with a single write(). Thread-compatible:
  * callers serialise. */
 int journal_append(journal *j, int stage, double score, double wall, const uint64_t *packed,

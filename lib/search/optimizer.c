@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/bitset.h"
+#include "core/errors.h"
 #include "search/optimizer_impl.h"
 
 double opt_now(void)
@@ -17,13 +18,13 @@ double opt_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-bosch_optimizer *bosch_create(const bosch_problem *problem)
+bosch_optimizer *bosch_optimizer_create(const bosch_problem *problem)
 {
     if (!problem)
-        return NULL;
+        return create_fail(BOSCH_E_INVALID, "bosch_optimizer_create: problem is NULL");
     bosch_optimizer *opt = calloc(1, sizeof *opt);
     if (!opt)
-        return NULL;
+        return create_fail(BOSCH_E_NOMEM, "bosch_optimizer_create: out of memory");
     opt->prob = bosch_problem_clone(problem);
     opt->o.budget = 1000;
     opt->o.probe_fraction = 0.5;
@@ -42,23 +43,23 @@ bosch_optimizer *bosch_create(const bosch_problem *problem)
     if (uv_mutex_init(&opt->mu) != 0) {
         bosch_problem_free(opt->prob);
         free(opt);
-        return NULL;
+        return create_fail(BOSCH_E_NOMEM, "bosch_optimizer_create: cannot create a mutex");
     }
     if (uv_mutex_init(&opt->eval_mu) != 0) {
         uv_mutex_destroy(&opt->mu);
         bosch_problem_free(opt->prob);
         free(opt);
-        return NULL;
+        return create_fail(BOSCH_E_NOMEM, "bosch_optimizer_create: cannot create a mutex");
     }
     if (!opt->prob || !opt->o.strategy[BOSCH_STAGE_PROBE] || !opt->o.strategy[BOSCH_STAGE_GROUP] ||
         store_init(&opt->store, problem->units) < 0) {
-        bosch_destroy(opt);
-        return NULL;
+        bosch_optimizer_free(opt);
+        return create_fail(BOSCH_E_NOMEM, "bosch_optimizer_create: out of memory");
     }
     return opt;
 }
 
-void bosch_destroy(bosch_optimizer *opt)
+void bosch_optimizer_free(bosch_optimizer *opt)
 {
     if (!opt)
         return;
@@ -83,9 +84,24 @@ void bosch_destroy(bosch_optimizer *opt)
     free(opt);
 }
 
-const char *bosch_last_error(const bosch_optimizer *opt)
+const char *bosch_optimizer_last_error(const bosch_optimizer *opt)
 {
     return opt ? opt->err : "invalid handle";
+}
+
+bosch_optimizer *bosch_create(const bosch_problem *problem)
+{
+    return bosch_optimizer_create(problem);
+}
+
+void bosch_destroy(bosch_optimizer *opt)
+{
+    bosch_optimizer_free(opt);
+}
+
+const char *bosch_last_error(const bosch_optimizer *opt)
+{
+    return bosch_optimizer_last_error(opt);
 }
 
 static void set_error_v(bosch_optimizer *opt, const char *fmt, va_list ap)
@@ -126,7 +142,7 @@ double opt_normalized(const bosch_optimizer *opt, double raw)
 
 double opt_objective_of(const bosch_optimizer *opt, size_t record)
 {
-    const bosch_store *s = &opt->store;
+    const eval_store *s = &opt->store;
     double ratio = (double)bitset_popcount(store_mask(s, record), s->words) / (double)s->units;
     double d = ratio - bosch_problem_target_ratio(opt->prob);
     return opt_normalized(opt, s->scores[record]) - opt->o.alpha * d * d;

@@ -84,7 +84,7 @@ struct bosch_optimizer {
     double t0;
     double s_full, s_swa; /* anchors in use */
     int anchors_known;
-    bosch_store store;
+    eval_store store;
     uint64_t evals[BOSCH_STAGE_COUNT];
     int64_t best_record;     /* best eligible record, -1 if none */
     int64_t best_any_record; /* best record of any kind */
@@ -97,7 +97,7 @@ struct bosch_optimizer {
 
     /* Journal and replay. */
     journal *jn;
-    bosch_store replay;   /* records of a resumed journal */
+    eval_store replay;   /* records of a resumed journal */
     int replay_active;
     uint64_t replayed;    /* evaluations answered from the journal */
     uint64_t fresh;       /* evaluations done by this process */

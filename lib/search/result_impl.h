@@ -13,7 +13,7 @@ struct bosch_result {
     double score, norm, objective, s_full, s_swa, alpha, rho;
     uint64_t evals[BOSCH_STAGE_COUNT];
     uint64_t replayed;
-    bosch_store hist;
+    eval_store hist;
 };
 
 #endif

@@ -395,11 +395,11 @@ static int step_alloc(bosch_optimizer *opt)
         memcpy(prio, pl->pref, p->units * sizeof *prio);
         pl->ncand = ALLOC_CANDIDATES;
     } else if (rc == BOSCH_OK) {
-        bosch_rng rng;
-        bosch_rng_init(&rng, opt->o.seed, (uint64_t)BOSCH_STAGE_ALLOC << 32);
+        prng rng;
+        prng_init(&rng, opt->o.seed, (uint64_t)BOSCH_STAGE_ALLOC << 32);
         for (size_t u = 0; u < p->units; u++) {
             start[u] = 0;
-            prio[u] = bosch_rng_uniform(&rng);
+            prio[u] = prng_uniform(&rng);
         }
         pl->ncand = 1;
     }

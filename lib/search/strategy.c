@@ -2,23 +2,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/errors.h"
 #include "search/strategy_impl.h"
 #include "strategies/builtin.h"
 
-bosch_strategy *bosch_strategy_new(const char *name, bosch_strategy_init_fn init,
-                                   bosch_strategy_propose_fn propose,
-                                   bosch_strategy_observe_fn observe,
-                                   bosch_strategy_destroy_fn destroy, void *user)
+bosch_strategy *bosch_strategy_create(const char *name, bosch_strategy_init_fn init,
+                                      bosch_strategy_propose_fn propose,
+                                      bosch_strategy_observe_fn observe,
+                                      bosch_strategy_destroy_fn destroy, void *user)
 {
-    if (!name || !*name || !propose)
-        return NULL;
+    if (!name || !*name)
+        return create_fail(BOSCH_E_INVALID, "bosch_strategy_create: the name is NULL or empty");
+    if (!propose)
+        return create_fail(BOSCH_E_INVALID, "bosch_strategy_create: strategy '%s' has no propose "
+                                            "callback", name);
     bosch_strategy *s = calloc(1, sizeof *s);
     if (!s)
-        return NULL;
+        return create_fail(BOSCH_E_NOMEM, "bosch_strategy_create: out of memory");
     s->name = malloc(strlen(name) + 1);
     if (!s->name) {
         free(s);
-        return NULL;
+        return create_fail(BOSCH_E_NOMEM, "bosch_strategy_create: out of memory");
     }
     strcpy(s->name, name);
     s->init = init;
@@ -32,13 +36,14 @@ bosch_strategy *bosch_strategy_new(const char *name, bosch_strategy_init_fn init
 bosch_strategy *bosch_strategy_builtin(const char *name)
 {
     if (!name)
-        return NULL;
+        return create_fail(BOSCH_E_INVALID, "bosch_strategy_builtin: the name is NULL");
     for (size_t i = 0; i < builtin_strategy_count; i++) {
         const struct builtin_strategy *b = builtin_strategies[i];
         if (strcmp(b->name, name) == 0)
-            return bosch_strategy_new(b->name, b->init, b->propose, b->observe, b->destroy, NULL);
+            return bosch_strategy_create(b->name, b->init, b->propose, b->observe, b->destroy, NULL);
     }
-    return NULL;
+    return create_fail(BOSCH_E_NOT_FOUND, "bosch_strategy_builtin: no built-in strategy '%s'",
+                       name);
 }
 
 size_t bosch_strategy_builtin_count(void)
@@ -54,8 +59,8 @@ const char *bosch_strategy_builtin_name(size_t i)
 bosch_strategy *bosch_strategy_clone(const bosch_strategy *s)
 {
     if (!s)
-        return NULL;
-    return bosch_strategy_new(s->name, s->init, s->propose, s->observe, s->destroy, s->user);
+        return create_fail(BOSCH_E_INVALID, "bosch_strategy_clone: strategy is NULL");
+    return bosch_strategy_create(s->name, s->init, s->propose, s->observe, s->destroy, s->user);
 }
 
 const char *bosch_strategy_name(const bosch_strategy *s)
@@ -69,4 +74,12 @@ void bosch_strategy_free(bosch_strategy *s)
         return;
     free(s->name);
     free(s);
+}
+
+bosch_strategy *bosch_strategy_new(const char *name, bosch_strategy_init_fn init,
+                                   bosch_strategy_propose_fn propose,
+                                   bosch_strategy_observe_fn observe,
+                                   bosch_strategy_destroy_fn destroy, void *user)
+{
+    return bosch_strategy_create(name, init, propose, observe, destroy, user);
 }

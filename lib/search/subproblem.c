@@ -10,7 +10,7 @@
 
 static double identity_value(const void *ctx, size_t record)
 {
-    const bosch_store *s = ctx;
+    const eval_store *s = ctx;
     return s->scores[record];
 }
 
@@ -80,7 +80,7 @@ bosch_subproblem *subproblem_new(size_t n, size_t nblocks, const uint32_t *block
     }
     if (base)
         memcpy(sp->base, base, sp->units);
-    bosch_rng_init(&sp->rng, seed, stream);
+    prng_init(&sp->rng, seed, stream);
     sp->inc_record = -1;
     sp->value_of = identity_value;
     return sp;
@@ -166,7 +166,7 @@ int subproblem_repair_random(bosch_subproblem *sp, uint8_t *x)
     if (!prio)
         return BOSCH_E_NOMEM;
     for (size_t v = 0; v < sp->n; v++)
-        prio[v] = bosch_rng_uniform(&sp->rng);
+        prio[v] = prng_uniform(&sp->rng);
     int rc = repair_with(sp, x, prio);
     free(prio);
     return rc;
@@ -246,12 +246,12 @@ int bosch_subproblem_lookup(const bosch_subproblem *sp, const uint8_t *x, double
 
 uint64_t bosch_subproblem_random(const bosch_subproblem *sp)
 {
-    return sp ? bosch_rng_next(&((bosch_subproblem *)sp)->rng) : 0;
+    return sp ? prng_next(&((bosch_subproblem *)sp)->rng) : 0;
 }
 
 uint64_t bosch_subproblem_random_below(const bosch_subproblem *sp, uint64_t bound)
 {
-    return sp ? bosch_rng_below(&((bosch_subproblem *)sp)->rng, bound) : 0;
+    return sp ? prng_below(&((bosch_subproblem *)sp)->rng, bound) : 0;
 }
 
 int bosch_subproblem_repair(const bosch_subproblem *sp, uint8_t *x, const double *priority)

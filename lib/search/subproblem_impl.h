@@ -21,20 +21,20 @@ struct bosch_subproblem {
     uint8_t *base;         /* full mask the variables are written into */
     size_t *var_start;     /* n + 1, into var_units */
     size_t *var_units;     /* units each variable sets */
-    bosch_rng rng;
+    prng rng;
     uint64_t budget, used;
     uint8_t *inc;          /* incumbent (n) */
     double inc_value;
     int has_inc;
     int64_t inc_record;    /* store record of the incumbent, -1 if unknown */
-    const bosch_store *store;
+    const eval_store *store;
     record_value_fn value_of;
     const void *value_ctx;
     int solved;            /* standalone: bosch_strategy_solve already ran */
     const bosch_problem *global_repair; /* non-NULL: expanded masks are repaired to
                                            the problem's global target (layer-level) */
     double *repair_prio;   /* priorities for that repair (units) */
-    bosch_store own_store; /* standalone subproblems evaluate into this */
+    eval_store own_store; /* standalone subproblems evaluate into this */
     uint64_t *scratch;     /* packed full mask (store words) */
     uint8_t *full;         /* unpacked full mask (units) */
 };

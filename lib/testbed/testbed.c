@@ -6,6 +6,7 @@
 #include "bosch/testbed.h"
 #include "core/bitset.h"
 #include "core/combinatorics.h"
+#include "core/errors.h"
 #include "core/problem_impl.h"
 #include "core/rng.h"
 
@@ -65,8 +66,8 @@ static int generate(bosch_testbed *tb)
 {
     free_landscape(tb);
     size_t N = tb->units;
-    bosch_rng rng;
-    bosch_rng_init(&rng, tb->seed, 0x7465737462656400ull);
+    prng rng;
+    prng_init(&rng, tb->seed, 0x7465737462656400ull);
     tb->cost = malloc(N * sizeof *tb->cost);
     size_t np = (size_t)floor(tb->p[P_ENTANGLEMENT] * (double)N + 0.5);
     tb->pairs = malloc((np ? np : 1) * sizeof *tb->pairs);
@@ -78,13 +79,13 @@ static int generate(bosch_testbed *tb)
     }
     double total = 0.0;
     for (uint32_t l = 0; l < tb->layers; l++) {
-        double m = exp(tb->p[P_LAYER_SENSITIVITY] * bosch_rng_normal(&rng));
+        double m = exp(tb->p[P_LAYER_SENSITIVITY] * prng_normal(&rng));
         for (uint32_t g = 0; g < tb->groups; g++) {
             double k;
-            if (bosch_rng_uniform(&rng) < tb->p[P_HEAVY_FRACTION])
-                k = 1.0 + 2.0 * bosch_rng_uniform(&rng);
+            if (prng_uniform(&rng) < tb->p[P_HEAVY_FRACTION])
+                k = 1.0 + 2.0 * prng_uniform(&rng);
             else
-                k = -0.05 * log(1.0 - bosch_rng_uniform(&rng));
+                k = -0.05 * log(1.0 - prng_uniform(&rng));
             tb->cost[(size_t)l * tb->groups + g] = m * k;
             total += m * k;
         }
@@ -95,27 +96,27 @@ static int generate(bosch_testbed *tb)
     double mean_cost = tb->p[P_TOTAL_COST] / (double)N;
     size_t made = 0;
     for (size_t i = 0; i < np && N > 1; i++) {
-        size_t u = (size_t)bosch_rng_below(&rng, N);
+        size_t u = (size_t)prng_below(&rng, N);
         uint32_t lu = (uint32_t)(u / tb->groups);
         size_t v;
-        int cross = tb->layers > 1 && (bosch_rng_uniform(&rng) < tb->p[P_CROSS_LAYER] || tb->groups == 1);
+        int cross = tb->layers > 1 && (prng_uniform(&rng) < tb->p[P_CROSS_LAYER] || tb->groups == 1);
         if (cross) {
-            uint32_t lv = (uint32_t)bosch_rng_below(&rng, tb->layers - 1);
+            uint32_t lv = (uint32_t)prng_below(&rng, tb->layers - 1);
             lv += lv >= lu;
-            v = (size_t)lv * tb->groups + (size_t)bosch_rng_below(&rng, tb->groups);
+            v = (size_t)lv * tb->groups + (size_t)prng_below(&rng, tb->groups);
         } else if (tb->groups > 1) {
-            uint32_t g = (uint32_t)bosch_rng_below(&rng, tb->groups - 1);
+            uint32_t g = (uint32_t)prng_below(&rng, tb->groups - 1);
             g += g >= u % tb->groups;
             v = (size_t)lu * tb->groups + g;
         } else {
             continue;
         }
         double j;
-        if (bosch_rng_uniform(&rng) < tb->p[P_SYNERGY_FRACTION]) {
+        if (prng_uniform(&rng) < tb->p[P_SYNERGY_FRACTION]) {
             double c = tb->cost[u] < tb->cost[v] ? tb->cost[u] : tb->cost[v];
             j = -0.5 * c;
         } else {
-            j = tb->p[P_BACKUP_STRENGTH] * mean_cost * (1.0 + bosch_rng_uniform(&rng));
+            j = tb->p[P_BACKUP_STRENGTH] * mean_cost * (1.0 + prng_uniform(&rng));
         }
         tb->pairs[made].u = u < v ? u : v;
         tb->pairs[made].v = u < v ? v : u;
@@ -143,10 +144,12 @@ static int generate(bosch_testbed *tb)
 bosch_testbed *bosch_testbed_create(uint32_t layers, uint32_t kv_groups, uint64_t seed)
 {
     if (!layers || !kv_groups || (size_t)layers * kv_groups > ((size_t)1 << 24))
-        return NULL;
+        return create_fail(BOSCH_E_INVALID,
+                           "bosch_testbed_create: shape %u x %u is zero or exceeds 2^24 units",
+                           layers, kv_groups);
     bosch_testbed *tb = calloc(1, sizeof *tb);
     if (!tb)
-        return NULL;
+        return create_fail(BOSCH_E_NOMEM, "bosch_testbed_create: out of memory");
     tb->layers = layers;
     tb->groups = kv_groups;
     tb->units = (size_t)layers * kv_groups;
@@ -155,7 +158,7 @@ bosch_testbed *bosch_testbed_create(uint32_t layers, uint32_t kv_groups, uint64_
         tb->p[i] = params[i].def;
     if (generate(tb) < 0) {
         free(tb);
-        return NULL;
+        return create_fail(BOSCH_E_NOMEM, "bosch_testbed_create: out of memory");
     }
     return tb;
 }
@@ -241,10 +244,10 @@ int bosch_testbed_score(const bosch_testbed *tb, const uint8_t *mask, double *sc
     if (!packed)
         return BOSCH_E_NOMEM;
     bitset_pack(mask, tb->units, packed);
-    bosch_rng rng;
-    bosch_rng_init(&rng, tb->seed, bitset_hash(packed, words));
+    prng rng;
+    prng_init(&rng, tb->seed, bitset_hash(packed, words));
     free(packed);
-    *score += tb->p[P_NOISE] * bosch_rng_normal(&rng);
+    *score += tb->p[P_NOISE] * prng_normal(&rng);
     return BOSCH_OK;
 }
 
