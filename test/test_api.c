@@ -6,7 +6,7 @@
 #include <limits.h>
 #include <stdio.h>
 
-#include "common.h"
+#include "support/support.h"
 
 static const int all_statuses[] = {
     BOSCH_OK,           BOSCH_E_INVALID,  BOSCH_E_NOMEM,    BOSCH_E_INFEASIBLE,

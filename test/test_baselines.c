@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "common.h"
+#include "support/support.h"
 
 static bosch_problem *make_problem(uint32_t L, uint32_t G, uint32_t hpg, size_t T)
 {

@@ -7,8 +7,10 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
-#include "journal_util.h"
+#include "support/support.h"
+#include "support/journal_files.h"
 
 #define L_ 6
 #define G_ 8
@@ -82,7 +84,7 @@ static int eval_one(prec *r, const uint8_t *mask, size_t units, double *score)
     if (r->jitter_us)
         us += (long)(mset_hash(mask, units) % (uint64_t)r->jitter_us);
     if (us)
-        j_sleep_us(us);
+        sleep_us(us);
     if (idx == r->fail_at)
         return r->fail_code;
     if (idx == r->nan_at) {
@@ -159,14 +161,6 @@ static bosch_optimizer *p_opt(const pcfg *c, uint32_t threads, int kind, prec *r
             ck_assert_int_eq(bosch_set_evaluator_thread_safe(o, 1), BOSCH_OK);
     }
     return o;
-}
-
-static bosch_result *get_result(const bosch_optimizer *opt)
-{
-    bosch_result *r = NULL;
-    ck_assert_int_eq(bosch_get_result(opt, &r), BOSCH_OK);
-    ck_assert_ptr_nonnull(r);
-    return r;
 }
 
 static bosch_result *p_run(const pcfg *c, uint32_t threads, int kind, prec *r, int *status)
@@ -263,9 +257,9 @@ START_TEST(concurrency_observed)
     for (int k = 0; k < 2; k++) {
         prec_init(&r);
         r.sleep_us = 1000;
-        double t0 = j_now();
+        double t0 = now_mono();
         bosch_result *res = p_run(&c, k ? 8 : 1, EV_SAFE, &r, NULL);
-        t[k] = j_now() - t0;
+        t[k] = now_mono() - t0;
         int mx = atomic_load(&r.max_inflight);
         if (k)
             ck_assert_msg(mx > 1 && mx <= 8, "thread-safe, 8 threads: max %d in flight", mx);
@@ -364,23 +358,6 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 /* Force stop, failures, bad scores on worker threads                        */
 /* ------------------------------------------------------------------------ */
-typedef struct {
-    bosch_optimizer *opt;
-    long delay_us;
-    atomic_long *calls; /* wait until this many evaluations started, if set */
-    long after_calls;
-} stopper;
-
-static void *stop_thread(void *arg)
-{
-    stopper *s = arg;
-    while (s->calls && atomic_load(s->calls) < s->after_calls)
-        j_sleep_us(500);
-    j_sleep_us(s->delay_us);
-    bosch_force_stop(s->opt);
-    return NULL;
-}
-
 /* The best feasible score in a history (NaN if none). */
 static double best_feasible(const bosch_result *res)
 {
@@ -443,9 +420,9 @@ START_TEST(force_stop_while_evaluating)
         stopper s = {o, 30000, &r.calls, 6}; /* the anchors are done by then */
         pthread_t th;
         ck_assert_int_eq(pthread_create(&th, NULL, stop_thread, &s), 0);
-        double t0 = j_now();
+        double t0 = now_mono();
         int st = bosch_optimize(o);
-        double dt = j_now() - t0;
+        double dt = now_mono() - t0;
         pthread_join(th, NULL);
         ck_assert_msg(st == BOSCH_FORCED_STOP, "%s: %s", ev_name[kind], bosch_err_name(st));
         ck_assert_msg(dt < 2.0, "%s: stop took effect after %.3f s", ev_name[kind], dt);

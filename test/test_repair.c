@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "common.h"
+#include "support/support.h"
 
 /* A random instance and our own model of its constraints. */
 typedef struct {

@@ -9,10 +9,15 @@
  * All library work happens in forked children, so the test process itself
  * stays single-threaded (fork after threads is not supported by TSan).
  */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <sys/types.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
-#include "journal_util.h"
+#include "support/support.h"
+#include "support/journal_files.h"
 
 #define RL 6
 #define RG 8
@@ -32,7 +37,7 @@ static int child_eval(const uint8_t *mask, size_t units, double *score, void *us
     child_ctx *c = user;
     if (units != RU)
         return 77;
-    j_sleep_us(EVAL_US);
+    sleep_us(EVAL_US);
     double s = NAN;
     if (bosch_testbed_score(c->tb, mask, &s) != BOSCH_OK)
         return 78;
@@ -180,7 +185,7 @@ START_TEST(kill9_resume)
                 long us = 20000 + (long)trng_below(&g, 180001);
                 if (si == 1 && kills < 3)
                     us = (long)trng_below(&g, 5000); /* early: header and first frames */
-                j_sleep_us(us);
+                sleep_us(us);
                 kill(pid, SIGKILL);
             }
             ck_assert_int_eq(waitpid(pid, &ws, 0), pid);

@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 
-#include "common.h"
+#include "support/support.h"
 
 static const char *const expected_builtins[] = {"auto", "exhaustive", "random", "swap", "ea",
                                                 "mads"};

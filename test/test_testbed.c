@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "common.h"
+#include "support/support.h"
 
 static const char *const params[] = {"total_cost",   "heavy_fraction",   "layer_sensitivity",
                                      "entanglement", "backup_strength",  "synergy_fraction",
