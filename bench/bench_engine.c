@@ -172,7 +172,7 @@ static const char *snapshot_diff(const struct snapshot *a, const struct snapshot
 
 static bosch_optimizer *new_optimizer(uint64_t budget, const bosch_problem *p)
 {
-    bosch_optimizer *opt = bosch_create(p);
+    bosch_optimizer *opt = bosch_optimizer_create(p);
     if (!opt) {
         fprintf(stderr, "out of memory\n");
         exit(1);
@@ -183,7 +183,7 @@ static bosch_optimizer *new_optimizer(uint64_t budget, const bosch_problem *p)
     if (rc == BOSCH_OK)
         rc = bosch_set_option(opt, "seed", "1");
     if (rc != BOSCH_OK) {
-        fprintf(stderr, "options: %s (%s)\n", bosch_err_name(rc), bosch_last_error(opt));
+        fprintf(stderr, "options: %s (%s)\n", bosch_err_name(rc), bosch_optimizer_last_error(opt));
         exit(1);
     }
     return opt;
@@ -193,7 +193,7 @@ static void must(int rc, const char *what, const bosch_optimizer *opt)
 {
     if (bosch_is_error(rc)) {
         fprintf(stderr, "%s: %s (%s)\n", what, bosch_err_name(rc),
-                opt ? bosch_last_error(opt) : "");
+                opt ? bosch_optimizer_last_error(opt) : "");
         exit(1);
     }
 }
@@ -312,7 +312,7 @@ static void bench_threads(const bosch_problem *p, const bosch_testbed *tb, uint6
         free(s.sizes);
         if (snap.hist_masks != base.hist_masks)
             snapshot_free(&snap);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
     }
     if (have_base) {
         printf("\nStatus: %s, best raw score %.6f (%s).\n\n", bosch_err_name(base.status),
@@ -408,7 +408,7 @@ static struct jrun journal_run(const bosch_problem *p, uint64_t budget, const ch
     r.bytes = path ? file_size(path) : 0;
     if (snap)
         snapshot_take(opt, snap);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     return r;
 }
 

@@ -198,14 +198,14 @@ static int set_opt(bosch_optimizer *opt, const char *name, const char *value)
     int rc = bosch_set_option(opt, name, value);
     if (rc != BOSCH_OK)
         fprintf(stderr, "bench: option %s=%s: %s (%s)\n", name, value, bosch_strerror(rc),
-                bosch_last_error(opt));
+                bosch_optimizer_last_error(opt));
     return rc;
 }
 
 static struct cell run_bosch(const struct instance *in, const struct method *m, uint8_t *mask)
 {
     struct cell c = {NAN, 0, 0, 0, 0};
-    bosch_optimizer *opt = bosch_create(in->prob);
+    bosch_optimizer *opt = bosch_optimizer_create(in->prob);
     if (!opt)
         return c;
     char buf[32];
@@ -217,14 +217,14 @@ static struct cell run_bosch(const struct instance *in, const struct method *m, 
         rc |= set_opt(opt, m->opt[i][0], m->opt[i][1]);
     rc |= bosch_set_batch_evaluator(opt, bosch_testbed_batch_eval, in->tb);
     if (rc != BOSCH_OK) {
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
         return c;
     }
     int st = bosch_optimize(opt);
     if (bosch_is_error(st)) {
         report_bug("bosch_optimize (%s, %s rho=%g ent=%g seed=%llu): %s: %s", m->name,
                    in->sh->name, in->rho, in->ent, (unsigned long long)in->seed,
-                   bosch_err_name(st), bosch_last_error(opt));
+                   bosch_err_name(st), bosch_optimizer_last_error(opt));
     }
     bosch_result *res = NULL;
     if (bosch_get_result(opt, &res) == BOSCH_OK) {
@@ -246,7 +246,7 @@ static struct cell run_bosch(const struct instance *in, const struct method *m, 
                        (unsigned long long)c.evals, (unsigned long long)cfg.budget);
         bosch_result_free(res);
     }
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     return c;
 }
 
@@ -624,7 +624,7 @@ static void print_overall(void)
     printf("## Settings sweep (BOSCH auto with options changed)\n\n");
     printf("Library defaults (bosch_get_option on a fresh optimizer):");
     bosch_problem *p = bosch_problem_create(2, 2, 1);
-    bosch_optimizer *opt = p ? bosch_create(p) : NULL;
+    bosch_optimizer *opt = p ? bosch_optimizer_create(p) : NULL;
     static const char *names[] = {"strategy", "probe_fraction", "polish_fraction",
                                   "ratio_spread", "group_cap", "batch_size", "alpha"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -633,7 +633,7 @@ static void print_overall(void)
             bosch_get_option(opt, names[i], buf, sizeof buf);
         printf("%s %s %s", i ? "," : "", names[i], buf);
     }
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(p);
     printf(". \"auto\" = exhaustive when a subproblem fits its budget, else the library's "
            "default strategy (BOSCH_DEFAULT_STRATEGY). Same columns as above.\n\n");
@@ -707,7 +707,7 @@ static struct overhead time_bosch(const char *strategy, double rho, bosch_batch_
     struct overhead o = {NAN, 0, 0};
     bosch_problem *p = bosch_problem_create(28, 8, 2);
     bosch_problem_set_target_ratio(p, rho);
-    bosch_optimizer *opt = bosch_create(p);
+    bosch_optimizer *opt = bosch_optimizer_create(p);
     char buf[32];
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)cfg.overhead_evals);
     bosch_set_option(opt, "budget", buf);
@@ -724,7 +724,7 @@ static struct overhead time_bosch(const char *strategy, double rho, bosch_batch_
         bosch_result_free(res);
     }
     o.us_per_eval = o.evals ? 1e6 * (t1 - t0) / (double)o.evals : NAN;
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(p);
     return o;
 }

@@ -886,7 +886,7 @@ static void history_line(FILE *f, size_t i, const char *stage, double score, dou
 
 static int opt_fail(int rc, const char *what, const bosch_optimizer *opt)
 {
-    const char *msg = opt && *bosch_last_error(opt) ? bosch_last_error(opt) : bosch_strerror(rc);
+    const char *msg = opt && *bosch_optimizer_last_error(opt) ? bosch_optimizer_last_error(opt) : bosch_strerror(rc);
     errorf("%s: %s: %s", what, bosch_err_name(rc), msg);
     if (rc == BOSCH_E_ANCHORS)
         errorf("hint: the task does not separate full from SWA attention; try --metric logprob, "
@@ -915,7 +915,7 @@ static int cmd_search(struct settings *s)
         status = opt_fail(rc, "ratio", NULL);
         goto out;
     }
-    opt = bosch_create(prob);
+    opt = bosch_optimizer_create(prob);
     if (!opt) {
         errorf("out of memory");
         goto out;
@@ -1035,7 +1035,7 @@ static int cmd_search(struct settings *s)
 out:
     free(o.mask);
     bosch_result_free(res);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(prob);
     backend_free(&b);
     return status;

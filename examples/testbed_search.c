@@ -206,7 +206,7 @@ static int parse_args(int argc, char **argv, struct settings *s)
 static int fail(int rc, const char *what, const bosch_optimizer *opt)
 {
     fprintf(stderr, "%s: %s: %s%s%s\n", what, bosch_err_name(rc), bosch_strerror(rc),
-            opt && *bosch_last_error(opt) ? " - " : "", opt ? bosch_last_error(opt) : "");
+            opt && *bosch_optimizer_last_error(opt) ? " - " : "", opt ? bosch_optimizer_last_error(opt) : "");
     return EXIT_ERROR;
 }
 
@@ -272,7 +272,7 @@ int main(int argc, char **argv)
     TRY(bosch_testbed_set(tb, "entanglement", s.entanglement), "entanglement", NULL);
     TRY(bosch_problem_set_target_ratio(prob, s.rho), "rho", NULL);
 
-    opt = bosch_create(prob);
+    opt = bosch_optimizer_create(prob);
     if (!opt) {
         fprintf(stderr, "out of memory\n");
         goto out;
@@ -328,7 +328,7 @@ int main(int argc, char **argv)
 out:
     fflush(stdout);
     bosch_result_free(res);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(prob);
     bosch_testbed_free(tb);
     return status;

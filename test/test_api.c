@@ -109,7 +109,7 @@ END_TEST
 START_TEST(free_null_is_noop)
 {
     bosch_problem_free(NULL);
-    bosch_destroy(NULL);
+    bosch_optimizer_free(NULL);
     bosch_result_free(NULL);
     bosch_strategy_free(NULL);
     bosch_subproblem_free(NULL);
@@ -395,7 +395,7 @@ static bosch_optimizer *new_opt(uint32_t L, uint32_t G)
 {
     bosch_problem *p = bosch_problem_create(L, G, 1);
     ck_assert_ptr_nonnull(p);
-    bosch_optimizer *opt = bosch_create(p);
+    bosch_optimizer *opt = bosch_optimizer_create(p);
     bosch_problem_free(p); /* the optimizer holds its own copy */
     ck_assert_ptr_nonnull(opt);
     return opt;
@@ -403,12 +403,12 @@ static bosch_optimizer *new_opt(uint32_t L, uint32_t G)
 
 START_TEST(optimizer_create)
 {
-    ck_assert_ptr_null(bosch_create(NULL));
+    ck_assert_ptr_null(bosch_optimizer_create(NULL));
     bosch_optimizer *opt = new_opt(4, 4);
-    ck_assert_ptr_nonnull(bosch_last_error(opt));
-    ck_assert_str_eq(bosch_last_error(opt), "");
+    ck_assert_ptr_nonnull(bosch_optimizer_last_error(opt));
+    ck_assert_str_eq(bosch_optimizer_last_error(opt), "");
     ck_assert_int_eq(bosch_evaluator_status(opt), 0);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
 }
 END_TEST
 
@@ -446,8 +446,8 @@ START_TEST(typed_setters_valid)
     ck_assert_int_eq(bosch_set_anchors(opt, 1.0, 0.1), BOSCH_OK);
     ck_assert_int_eq(bosch_set_log(opt, NULL, NULL, BOSCH_LOG_DEBUG), BOSCH_OK);
     ck_assert_int_eq(bosch_set_progress(opt, NULL, NULL), BOSCH_OK);
-    ck_assert_str_eq(bosch_last_error(opt), "");
-    bosch_destroy(opt);
+    ck_assert_str_eq(bosch_optimizer_last_error(opt), "");
+    bosch_optimizer_free(opt);
 }
 END_TEST
 
@@ -455,7 +455,7 @@ START_TEST(typed_setters_invalid)
 {
     bosch_optimizer *opt = new_opt(4, 4);
     ck_assert_int_eq(bosch_set_budget(opt, 0), BOSCH_E_INVALID);
-    ck_assert_msg(bosch_last_error(opt)[0] != '\0', "last_error empty after an error");
+    ck_assert_msg(bosch_optimizer_last_error(opt)[0] != '\0', "last_error empty after an error");
     ck_assert_int_eq(bosch_set_stage_budget(opt, BOSCH_STAGE_ANCHORS, 10), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_set_stage_budget(opt, BOSCH_STAGE_ALLOC, 10), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_set_stage_budget(opt, 7, 10), BOSCH_E_INVALID);
@@ -487,8 +487,8 @@ START_TEST(typed_setters_invalid)
     ck_assert_int_eq(bosch_set_anchors(opt, INFINITY, 0.5), BOSCH_E_BAD_SCORE);
     ck_assert_int_eq(bosch_set_anchors(opt, 1.0, -INFINITY), BOSCH_E_BAD_SCORE);
     ck_assert_int_eq(bosch_set_anchors(opt, 1.0, NAN), BOSCH_E_BAD_SCORE);
-    ck_assert_msg(bosch_last_error(opt)[0] != '\0', "last_error empty after an error");
-    bosch_destroy(opt);
+    ck_assert_msg(bosch_optimizer_last_error(opt)[0] != '\0', "last_error empty after an error");
+    bosch_optimizer_free(opt);
 }
 END_TEST
 
@@ -572,7 +572,7 @@ START_TEST(option_defaults)
     ck_assert_double_eq_tol(get_opt_double(opt, "time_limit"), 0.0, 1e-12);
     ck_assert_double_eq_tol(get_opt_double(opt, "alpha"), 1.0, 1e-12);
     ck_assert_double_eq_tol(get_opt_double(opt, "ratio_spread"), 0.5, 1e-12);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
 }
 END_TEST
 
@@ -638,7 +638,7 @@ START_TEST(option_roundtrip)
     ck_assert_int_eq(bosch_set_strategy(opt, BOSCH_STAGE_PROBE, NULL), BOSCH_OK);
     get_opt_str(opt, "probe_strategy", buf, sizeof buf);
     ck_assert_str_eq(buf, "auto");
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
 }
 END_TEST
 
@@ -647,7 +647,7 @@ START_TEST(option_errors)
     char buf[64];
     bosch_optimizer *opt = new_opt(4, 4);
     ck_assert_int_eq(bosch_set_option(opt, "no_such_option", "1"), BOSCH_E_OPTION);
-    ck_assert_msg(bosch_last_error(opt)[0] != '\0', "last_error empty after E_OPTION");
+    ck_assert_msg(bosch_optimizer_last_error(opt)[0] != '\0', "last_error empty after E_OPTION");
     ck_assert_int_eq(bosch_set_option(opt, "", "1"), BOSCH_E_OPTION);
     ck_assert_int_eq(bosch_set_option(opt, "budget", "abc"), BOSCH_E_OPTION);
     ck_assert_int_eq(bosch_set_option(opt, "budget", "12abc"), BOSCH_E_OPTION);
@@ -679,7 +679,7 @@ START_TEST(option_errors)
     ck_assert_str_eq(buf, "8");
     ck_assert_int_lt(bosch_get_option(opt, "no_such_option", buf, sizeof buf), 0);
     ck_assert_int_lt(bosch_get_option(opt, NULL, buf, sizeof buf), 0);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
 }
 END_TEST
 
@@ -699,7 +699,7 @@ START_TEST(option_truncation)
     ck_assert_str_eq(buf, "123456789");
     ck_assert_int_eq(bosch_get_option(opt, "variant", buf, 2), 4);
     ck_assert_str_eq(buf, "f");
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
 }
 END_TEST
 
@@ -725,8 +725,8 @@ START_TEST(state_before_ask)
     /* No evaluator set. */
     int rc = bosch_optimize(opt);
     ck_assert_msg(rc < 0, "optimize without evaluator -> %d", rc);
-    ck_assert_msg(bosch_last_error(opt)[0] != '\0', "no last_error");
-    bosch_destroy(opt);
+    ck_assert_msg(bosch_optimizer_last_error(opt)[0] != '\0', "no last_error");
+    bosch_optimizer_free(opt);
 }
 END_TEST
 
@@ -737,7 +737,7 @@ START_TEST(state_after_start)
     ck_assert_int_eq(bosch_ask(opt, &n), BOSCH_OK);
     ck_assert_uint_gt(n, 0);
     ck_assert_int_eq(bosch_set_seed(opt, 1), BOSCH_E_STATE);
-    ck_assert_msg(bosch_last_error(opt)[0] != '\0', "no last_error after E_STATE");
+    ck_assert_msg(bosch_optimizer_last_error(opt)[0] != '\0', "no last_error after E_STATE");
     ck_assert_int_eq(bosch_set_budget(opt, 10), BOSCH_E_STATE);
     ck_assert_int_eq(bosch_set_stage_budget(opt, BOSCH_STAGE_PROBE, 10), BOSCH_E_STATE);
     ck_assert_int_eq(bosch_set_probe_fraction(opt, 0.5), BOSCH_E_STATE);
@@ -757,7 +757,7 @@ START_TEST(state_after_start)
     char buf[32];
     ck_assert_int_ge(bosch_get_option(opt, "budget", buf, sizeof buf), 0);
     ck_assert_str_eq(buf, "1000");
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
 }
 END_TEST
 
@@ -768,24 +768,24 @@ START_TEST(infeasible_problem_reported_on_first_ask)
     ck_assert_int_eq(bosch_problem_set_target_units(p, 1), BOSCH_OK);
     ck_assert_int_eq(bosch_problem_fix_unit(p, 0, 0, BOSCH_FIX_SWA), BOSCH_OK);
     ck_assert_int_eq(bosch_problem_fix_unit(p, 1, 0, BOSCH_FIX_SWA), BOSCH_OK);
-    bosch_optimizer *opt = bosch_create(p); /* creation succeeds */
+    bosch_optimizer *opt = bosch_optimizer_create(p); /* creation succeeds */
     ck_assert_ptr_nonnull(opt);
     size_t n = 77;
     ck_assert_int_eq(bosch_ask(opt, &n), BOSCH_E_INFEASIBLE);
-    ck_assert_msg(bosch_last_error(opt)[0] != '\0', "no last_error after E_INFEASIBLE");
+    ck_assert_msg(bosch_optimizer_last_error(opt)[0] != '\0', "no last_error after E_INFEASIBLE");
     bosch_result *r = NULL;
     ck_assert_int_eq(bosch_get_result(opt, &r), BOSCH_OK);
     ck_assert_int_eq(bosch_result_status(r), BOSCH_E_INFEASIBLE);
     ck_assert_int_eq(bosch_result_feasible(r), 0);
     bosch_result_free(r);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
 
     bosch_testbed *tb = make_testbed(2, 2, 1, 0.0, 0.0);
-    opt = bosch_create(p);
+    opt = bosch_optimizer_create(p);
     ck_assert_ptr_nonnull(opt);
     ck_assert_int_eq(bosch_set_evaluator(opt, bosch_testbed_eval, tb), BOSCH_OK);
     ck_assert_int_eq(bosch_optimize(opt), BOSCH_E_INFEASIBLE);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_testbed_free(tb);
     bosch_problem_free(p);
 }
@@ -817,7 +817,7 @@ START_TEST(result_before_start)
     int rc = bosch_result_history_entry(r, 0, NULL, NULL, NULL);
     ck_assert_msg(rc == BOSCH_E_NOT_FOUND || rc == BOSCH_E_INVALID, "history_entry(0) -> %d", rc);
     bosch_result_free(r);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
 }
 END_TEST
 

@@ -48,7 +48,7 @@ START_TEST(callback_equals_asktell)
         assert_same_result(a, b, 1);
         bosch_result_free(a);
         bosch_result_free(b);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
         rec_free(&r);
     }
     bosch_problem_free(p);
@@ -76,8 +76,8 @@ START_TEST(single_equals_batch_evaluator)
     assert_same_result(a, b, 1);
     bosch_result_free(a);
     bosch_result_free(b);
-    bosch_destroy(o1);
-    bosch_destroy(o2);
+    bosch_optimizer_free(o1);
+    bosch_optimizer_free(o2);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
 }
@@ -114,12 +114,12 @@ START_TEST(evaluator_replacement)
     ck_assert_int_eq(bosch_set_batch_evaluator(opt, never_batch_eval, NULL), BOSCH_OK);
     ck_assert_int_eq(bosch_set_evaluator(opt, bosch_testbed_eval, tb), BOSCH_OK);
     ck_assert_int_gt(bosch_optimize(opt), 0);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     opt = make_opt(p, 0, 40);
     ck_assert_int_eq(bosch_set_evaluator(opt, never_eval, NULL), BOSCH_OK);
     ck_assert_int_eq(bosch_set_batch_evaluator(opt, bosch_testbed_batch_eval, tb), BOSCH_OK);
     ck_assert_int_gt(bosch_optimize(opt), 0);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
 }
@@ -190,7 +190,7 @@ START_TEST(asktell_protocol)
     check_final_mask(res, p);
     ck_assert_uint_le(bosch_result_evaluations(res, -1), 80);
     bosch_result_free(res);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
 }
@@ -222,7 +222,7 @@ START_TEST(asktell_failure)
     ck_assert_int_eq(bosch_result_status(res), BOSCH_E_EVALUATOR);
     ck_assert_uint_eq(bosch_result_history_size(res), told);
     bosch_result_free(res);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
 }

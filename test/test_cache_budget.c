@@ -31,7 +31,7 @@ START_TEST(cache_never_reevaluates)
             sum += bosch_result_evaluations(res, s);
         ck_assert_uint_eq(sum, r.calls);
         bosch_result_free(res);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
         rec_free(&r);
     }
     bosch_problem_free(p);
@@ -142,7 +142,7 @@ START_TEST(budget_never_exceeded)
         int st = bosch_optimize(opt);
         ck_assert_msg(st != BOSCH_DONE, "budget 1 -> %s", bosch_err_name(st));
         ck_assert_uint_le(r.calls, 1);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
         rec_free(&r);
     }
     /* With supplied anchors a budget of 1 is a valid run. */
@@ -153,7 +153,7 @@ START_TEST(budget_never_exceeded)
     ck_assert_int_eq(bosch_set_evaluator(opt, rec_eval, &r), BOSCH_OK);
     ck_assert_int_eq(bosch_optimize(opt), BOSCH_BUDGET_REACHED);
     ck_assert_uint_eq(r.calls, 1);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     rec_free(&r);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
@@ -175,7 +175,7 @@ START_TEST(budget_asktell)
     ck_assert_uint_eq(asked, 123);
     ck_assert_uint_eq(r.calls, 123);
     ck_assert_uint_eq(r.dup, 0);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     rec_free(&r);
     bosch_problem_free(p);
     bosch_testbed_free(tb);

@@ -30,7 +30,7 @@ START_TEST(evaluator_failure)
                 ck_assert_int_eq(bosch_set_evaluator(opt, rec_eval, &r), BOSCH_OK);
             ck_assert_int_eq(bosch_optimize(opt), BOSCH_E_EVALUATOR);
             ck_assert_int_eq(bosch_evaluator_status(opt), 42);
-            ck_assert_msg(bosch_last_error(opt)[0] != '\0', "no last_error");
+            ck_assert_msg(bosch_optimizer_last_error(opt)[0] != '\0', "no last_error");
             bosch_result *res = get_result(opt);
             ck_assert_int_eq(bosch_result_status(res), BOSCH_E_EVALUATOR);
             if (!be) {
@@ -56,7 +56,7 @@ START_TEST(evaluator_failure)
             size_t n = 5;
             ck_assert_int_lt(bosch_ask(opt, &n), 0);
             bosch_result_free(res);
-            bosch_destroy(opt);
+            bosch_optimizer_free(opt);
             rec_free(&r);
         }
     }
@@ -87,7 +87,7 @@ START_TEST(bad_score)
                 ck_assert_double_eq(bosch_result_score(res), best_feasible_in_history(res, p));
             }
             bosch_result_free(res);
-            bosch_destroy(opt);
+            bosch_optimizer_free(opt);
             rec_free(&r);
         }
     }
@@ -124,7 +124,7 @@ START_TEST(force_stop_in_evaluator)
         if (bosch_result_feasible(res))
             ck_assert_double_eq(bosch_result_score(res), best_feasible_in_history(res, p));
         bosch_result_free(res);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
         rec_free(&r);
     }
     bosch_problem_free(p);
@@ -154,7 +154,7 @@ START_TEST(force_stop_from_thread)
     ck_assert_uint_lt(bosch_result_evaluations(res, -1), 5000);
     ck_assert_uint_eq(bosch_result_history_size(res), r.calls);
     bosch_result_free(res);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     rec_free(&r);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
@@ -236,7 +236,7 @@ START_TEST(progress_callback)
             ck_assert_uint_eq(g.last_evals, bosch_result_evaluations(res, -1));
         }
         bosch_result_free(res);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
     }
     bosch_problem_free(p);
     bosch_testbed_free(tb);
@@ -271,7 +271,7 @@ START_TEST(log_callback_levels)
     ck_assert_int_eq(l.bad_msg, 0);
     if (l.n)
         ck_assert_int_ge(l.min_seen, BOSCH_LOG_WARN);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     /* At DEBUG level too, only valid levels and messages. */
     opt = make_opt(p, 2, 100);
     logrec l2 = {0, 100, 0};
@@ -281,7 +281,7 @@ START_TEST(log_callback_levels)
     ck_assert_int_eq(l2.bad_msg, 0);
     if (l2.n)
         ck_assert_int_ge(l2.min_seen, BOSCH_LOG_DEBUG);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
 }
@@ -312,7 +312,7 @@ START_TEST(time_limit)
     ck_assert_uint_lt(bosch_result_evaluations(res, -1), 1000);
     ck_assert_uint_ge(bosch_result_evaluations(res, -1), 1);
     bosch_result_free(res);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     rec_free(&r);
     bosch_problem_free(p);
     bosch_testbed_free(tb);

@@ -175,14 +175,14 @@ START_TEST(full_replay_asktell)
     size_t n = 99;
     int rc = bosch_ask(o, &n);
     ck_assert_msg(rc == bosch_result_status(ref), "first ask on a complete journal: %s (%s)",
-                  bosch_err_name(rc), bosch_last_error(o));
+                  bosch_err_name(rc), bosch_optimizer_last_error(o));
     ck_assert_uint_eq(n, 0);
     bosch_result *b = get_result(o);
     assert_same(ref, b, "ask/tell full replay");
     ck_assert_uint_eq(bosch_result_replayed(b), bosch_result_evaluations(b, -1));
     assert_walls_kept(a, b, bosch_result_history_size(a));
     bosch_result_free(b);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
 
     /* The ask/tell journal resumed by callbacks, and a callback journal by ask/tell. */
     jrec_init(&r, 48, NULL);
@@ -294,7 +294,7 @@ START_TEST(modes)
     ck_assert_uint_eq(j_count_records(other), total);
     /* After the start the journal cannot be changed. */
     ck_assert_int_eq(bosch_set_journal(o, path, BOSCH_JOURNAL_CREATE), BOSCH_E_STATE);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     jrec_free(&r);
     unlink(other);
     o = cfg_opt(&c, other, BOSCH_JOURNAL_CREATE);
@@ -303,7 +303,7 @@ START_TEST(modes)
     ck_assert_int_eq(bosch_set_evaluator(o, jrec_eval, &r), BOSCH_OK);
     ck_assert_int_eq(bosch_optimize(o), ref_st);
     ck_assert(!j_exists(other));
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     jrec_free(&r);
 
     /* Bad arguments. */
@@ -312,7 +312,7 @@ START_TEST(modes)
     ck_assert_int_eq(bosch_set_journal(o, path, -1), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_set_journal(NULL, path, 0), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_set_journal_sync(NULL, 1), BOSCH_E_INVALID);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
 
     bosch_result_free(ref);
     j_rmtree(dir);
@@ -353,7 +353,7 @@ START_TEST(string_options)
     ck_assert_uint_eq(r.calls, total);
     ck_assert_uint_eq(j_count_records(path), total);
     ck_assert_int_eq(bosch_set_option(o, "journal", path), BOSCH_E_STATE);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     jrec_free(&r);
 
     o = cfg_opt(&c, NULL, 0);
@@ -365,12 +365,12 @@ START_TEST(string_options)
     bosch_result *res = get_result(o);
     assert_same(ref, res, "string option journal");
     bosch_result_free(res);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     jrec_free(&r);
 
     o = cfg_opt(&c, NULL, 0);
     ck_assert_int_ge(bosch_get_option(o, "journal", buf, sizeof buf), 0);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     bosch_result_free(ref);
     j_rmtree(dir);
 }

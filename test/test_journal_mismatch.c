@@ -85,9 +85,9 @@ START_TEST(mismatch_names_field)
                 bosch_optimizer *o = cfg_opt(&c, path, BOSCH_JOURNAL_RESUME);
                 ck_assert_int_eq(bosch_set_evaluator(o, jrec_eval, &r), BOSCH_OK);
                 rc = bosch_optimize(o);
-                snprintf(msg, sizeof msg, "%s", bosch_last_error(o));
+                snprintf(msg, sizeof msg, "%s", bosch_optimizer_last_error(o));
                 ck_assert_uint_eq(r.calls, 0);
-                bosch_destroy(o);
+                bosch_optimizer_free(o);
                 jrec_free(&r);
             }
             ck_assert_msg(rc == BOSCH_E_MISMATCH, "%s differs (way %d): %s (%s)", vs[i].name, way,

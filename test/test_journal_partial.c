@@ -241,7 +241,7 @@ START_TEST(threaded_journal_resumes)
         ck_assert_msg(k == 1 ? (st == BOSCH_FORCED_STOP || st == ref_st) : st == ref_st, "%s",
                       bosch_err_name(st));
         bosch_result *a = get_result(o);
-        bosch_destroy(o);
+        bosch_optimizer_free(o);
         if (k == 0)
             assert_same(ref, a, "8 threads vs reference");
         assert_journal_matches(path, a, 0);
@@ -321,7 +321,7 @@ START_TEST(resume_after_failure)
         static const int expect[3] = {BOSCH_E_EVALUATOR, BOSCH_E_BAD_SCORE, BOSCH_TIME_REACHED};
         ck_assert_msg(st == expect[k], "case %d: %s", k, bosch_err_name(st));
         bosch_result *a = get_result(o);
-        bosch_destroy(o);
+        bosch_optimizer_free(o);
         ck_assert_uint_eq(j_count_records(path), bosch_result_evaluations(a, -1));
         jrec_free(&f.r);
         jrec r;

@@ -112,7 +112,7 @@ START_TEST(torn_last_frame_every_byte)
         bosch_result *res = get_result(o);
         assert_same(ref, res, "ask/tell after a torn tail");
         bosch_result_free(res);
-        bosch_destroy(o);
+        bosch_optimizer_free(o);
     }
     j_frames_free(&fr);
     free(full);

@@ -142,7 +142,7 @@ static bosch_optimizer *p_opt(const pcfg *c, uint32_t threads, int kind, prec *r
     bosch_problem *p = bosch_problem_create(L_, G_, 1);
     ck_assert_ptr_nonnull(p);
     ck_assert_int_eq(bosch_problem_set_target_units(p, U_ / 2), BOSCH_OK);
-    bosch_optimizer *o = bosch_create(p);
+    bosch_optimizer *o = bosch_optimizer_create(p);
     bosch_problem_free(p);
     ck_assert_ptr_nonnull(o);
     ck_assert_int_eq(bosch_set_seed(o, c->seed), BOSCH_OK);
@@ -170,7 +170,7 @@ static bosch_result *p_run(const pcfg *c, uint32_t threads, int kind, prec *r, i
     if (status)
         *status = st;
     bosch_result *res = get_result(o);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     return res;
 }
 
@@ -293,7 +293,7 @@ START_TEST(concurrency_observed)
     ck_assert_int_eq(bosch_set_evaluator_thread_safe(o, 0), BOSCH_OK);
     ck_assert_int_gt(bosch_optimize(o), 0);
     ck_assert_int_eq(atomic_load(&r.max_inflight), 1);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     prec_free(&r);
 }
 END_TEST
@@ -348,7 +348,7 @@ START_TEST(asktell_ignores_threads)
     bosch_result *res = get_result(o);
     assert_same(ref, res, "ask/tell with threads 8");
     bosch_result_free(res);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     prec_free(&r);
     bosch_result_free(ref);
     prec_free(&r0);
@@ -427,7 +427,7 @@ START_TEST(force_stop_while_evaluating)
         ck_assert_msg(st == BOSCH_FORCED_STOP, "%s: %s", ev_name[kind], bosch_err_name(st));
         ck_assert_msg(dt < 2.0, "%s: stop took effect after %.3f s", ev_name[kind], dt);
         bosch_result *a = get_result(o);
-        bosch_destroy(o);
+        bosch_optimizer_free(o);
         ck_assert_int_eq(bosch_result_status(a), BOSCH_FORCED_STOP);
         uint64_t e1 = bosch_result_evaluations(a, -1);
         ck_assert_uint_gt(e1, 0);
@@ -458,7 +458,7 @@ START_TEST(force_stop_while_evaluating)
         ck_assert_int_eq(bosch_set_journal(o, path, BOSCH_JOURNAL_RESUME), BOSCH_OK);
         int st2 = bosch_optimize(o);
         bosch_result *b = get_result(o);
-        bosch_destroy(o);
+        bosch_optimizer_free(o);
         prec r3;
         prec_init(&r3);
         int st3;
@@ -508,7 +508,7 @@ START_TEST(failure_on_worker)
             uint8_t m[U_];
             ck_assert_int_eq(bosch_result_mask(res, m, U_), BOSCH_OK);
             bosch_result_free(res);
-            bosch_destroy(o);
+            bosch_optimizer_free(o);
             prec_free(&r);
         }
     j_rmtree(dir);
@@ -540,7 +540,7 @@ START_TEST(bad_score_on_worker)
             }
             ck_assert_int_eq(bosch_evaluator_status(o), 0);
             bosch_result_free(res);
-            bosch_destroy(o);
+            bosch_optimizer_free(o);
             prec_free(&r);
         }
 }
@@ -620,7 +620,7 @@ START_TEST(progress_rate_eta)
         /* One sleeping evaluator at a time: at most ~1000 per second. */
         if (!k)
             ck_assert_msg(rates[k] <= 1100, "rate %g/s with 1 ms evaluations", rates[k]);
-        bosch_destroy(o);
+        bosch_optimizer_free(o);
         prec_free(&r);
     }
     ck_assert_msg(rates[1] > rates[0], "rate with 8 threads %g/s, with 1 thread %g/s", rates[1],
@@ -673,7 +673,7 @@ START_TEST(thread_options)
      * header does not freeze, so it is not checked here. */
     ck_assert_int_eq(bosch_set_threads(o, 2), BOSCH_E_STATE);
     ck_assert_int_eq(bosch_set_option(o, "threads", "2"), BOSCH_E_STATE);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     prec_free(&r);
 }
 END_TEST

@@ -68,7 +68,7 @@ START_TEST(anchors_supplied)
                             (bosch_result_score(res) - 0.001) / (1.0 - 0.001), 1e-12);
     check_final_mask(res, p);
     bosch_result_free(res);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     rec_free(&r);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
@@ -86,13 +86,13 @@ START_TEST(anchors_degenerate)
         bosch_optimizer *opt = make_opt(p, 0, 100);
         ck_assert_int_eq(bosch_set_evaluator(opt, rec_eval, &r), BOSCH_OK);
         ck_assert_int_eq(bosch_optimize(opt), BOSCH_E_ANCHORS);
-        ck_assert_msg(bosch_last_error(opt)[0] != '\0', "no last_error");
+        ck_assert_msg(bosch_optimizer_last_error(opt)[0] != '\0', "no last_error");
         ck_assert_uint_eq(r.calls, 2);
         bosch_result *res = get_result(opt);
         ck_assert_int_eq(bosch_result_status(res), BOSCH_E_ANCHORS);
         ck_assert_uint_eq(bosch_result_history_size(res), 2);
         bosch_result_free(res);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
         rec_free(&r);
     }
     /* Same through ask/tell. */
@@ -110,7 +110,7 @@ START_TEST(anchors_degenerate)
     }
     ck_assert_int_eq(rc, BOSCH_E_ANCHORS);
     ck_assert_uint_eq(told, 2);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
 }
@@ -181,7 +181,7 @@ START_TEST(result_consistency)
     ck_assert_msg(rc == BOSCH_E_NOT_FOUND || rc == BOSCH_E_INVALID, "entry(n) -> %d", rc);
 
     /* A snapshot is independent of the optimizer. */
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     ck_assert_double_eq(bosch_result_score(res), s);
     bosch_result_free(res);
     bosch_problem_free(p);
@@ -209,7 +209,7 @@ START_TEST(result_mid_run)
     ck_assert_int_eq(bosch_result_status(res), BOSCH_OK);
     ck_assert_uint_eq(bosch_result_history_size(res), told);
     bosch_result_free(res);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
 }

@@ -71,7 +71,7 @@ static int child_main(const char *journal, const char *logp, const char *resp, i
     bosch_problem *p = bosch_problem_create(RL, RG, 1);
     if (!p || bosch_problem_set_target_units(p, RU / 2) != BOSCH_OK)
         return 12;
-    bosch_optimizer *o = bosch_create(p);
+    bosch_optimizer *o = bosch_optimizer_create(p);
     bosch_problem_free(p);
     if (!o || bosch_set_seed(o, 5) || bosch_set_budget(o, BUDGET) ||
         bosch_set_threads(o, THREADS) || bosch_set_evaluator_thread_safe(o, 1) ||
@@ -83,7 +83,7 @@ static int child_main(const char *journal, const char *logp, const char *resp, i
     int st = bosch_optimize(o);
     if (st <= 0) {
         fprintf(stderr, "child: bosch_optimize: %s: %s\n", bosch_err_name(st),
-                bosch_last_error(o));
+                bosch_optimizer_last_error(o));
         return 15;
     }
     bosch_result *r = NULL;
@@ -119,7 +119,7 @@ static int child_main(const char *journal, const char *logp, const char *resp, i
     if (fclose(f) != 0 || rename(tmp, resp) != 0)
         return 19;
     bosch_result_free(r);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     bosch_testbed_free(c.tb);
     if (c.logfd >= 0)
         close(c.logfd);

@@ -2,7 +2,7 @@
  * Search strategies: the built-in registry, the subproblem view and harness
  * (bosch_strategy_solve), every built-in strategy against brute force on
  * small testbed-derived subproblems, user strategies built with
- * bosch_strategy_new, and the whole BOSCH optimizer against the exact
+ * bosch_strategy_create, and the whole BOSCH optimizer against the exact
  * optimum of small entangled testbeds.
  */
 #include <stdio.h>
@@ -726,7 +726,7 @@ static void ustate_init(ustate *u, uint64_t budget)
 
 static int run_user(ustate *u, objctx *o, const bosch_testbed *tb, uint64_t budget, uint64_t *ev)
 {
-    bosch_strategy *s = bosch_strategy_new("user", u_init, u_propose, u_observe, u_destroy, u);
+    bosch_strategy *s = bosch_strategy_create("user", u_init, u_propose, u_observe, u_destroy, u);
     ck_assert_ptr_nonnull(s);
     ck_assert_str_eq(bosch_strategy_name(s), "user");
     bosch_subproblem *sp = make_sp(0, 9);
@@ -870,10 +870,10 @@ END_TEST
 
 START_TEST(strategy_new_invalid)
 {
-    ck_assert_ptr_null(bosch_strategy_new(NULL, u_init, u_propose, u_observe, u_destroy, NULL));
-    ck_assert_ptr_null(bosch_strategy_new("x", u_init, NULL, u_observe, u_destroy, NULL));
+    ck_assert_ptr_null(bosch_strategy_create(NULL, u_init, u_propose, u_observe, u_destroy, NULL));
+    ck_assert_ptr_null(bosch_strategy_create("x", u_init, NULL, u_observe, u_destroy, NULL));
     /* destroy may be NULL. */
-    bosch_strategy *s = bosch_strategy_new("x", u_init, u_propose, u_observe, NULL, NULL);
+    bosch_strategy *s = bosch_strategy_create("x", u_init, u_propose, u_observe, NULL, NULL);
     ck_assert_ptr_nonnull(s);
     bosch_strategy *c = bosch_strategy_clone(s);
     ck_assert_ptr_nonnull(c);
@@ -882,7 +882,7 @@ START_TEST(strategy_new_invalid)
     bosch_strategy_free(c);
     /* The name is copied. */
     char name[8] = "abc";
-    s = bosch_strategy_new(name, u_init, u_propose, u_observe, u_destroy, NULL);
+    s = bosch_strategy_create(name, u_init, u_propose, u_observe, u_destroy, NULL);
     ck_assert_ptr_nonnull(s);
     name[0] = 'z';
     ck_assert_str_eq(bosch_strategy_name(s), "abc");
@@ -908,7 +908,7 @@ START_TEST(bosch_reaches_optimum)
         uint8_t om[12];
         ck_assert_int_eq(bosch_testbed_optimum(tb, p, om, &opt), BOSCH_OK);
         for (uint64_t seed = 0; seed < 3; seed++) {
-            bosch_optimizer *o = bosch_create(p);
+            bosch_optimizer *o = bosch_optimizer_create(p);
             ck_assert_int_eq(bosch_set_seed(o, seed), BOSCH_OK);
             ck_assert_int_eq(bosch_set_budget(o, 1400), BOSCH_OK);
             ck_assert_int_eq(bosch_set_polish_fraction(o, 1.0), BOSCH_OK);
@@ -924,7 +924,7 @@ START_TEST(bosch_reaches_optimum)
             /* Enumerating never needs more than the feasible set plus the other stages. */
             ck_assert_uint_le(bosch_result_evaluations(r, -1), 1400);
             bosch_result_free(r);
-            bosch_destroy(o);
+            bosch_optimizer_free(o);
         }
         bosch_testbed_free(tb);
     }

@@ -58,7 +58,7 @@ START_TEST(variants)
             break;
         }
         bosch_result_free(res);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
         rec_free(&r);
     }
     bosch_problem_free(p);
@@ -113,7 +113,7 @@ START_TEST(layer_level_partial_target)
     }
     ck_assert_uint_gt(checked, 1);
     bosch_result_free(res);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
 }
@@ -167,7 +167,7 @@ START_TEST(polish_fraction_effect)
         else
             ck_assert_msg(!differ, "polish 0: stage 3 changed the per-layer counts");
         bosch_result_free(res);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
         rec_free(&r);
     }
     bosch_problem_free(p);
@@ -192,7 +192,7 @@ START_TEST(stage_budgets)
     ck_assert_uint_le(bosch_result_evaluations(res, -1), 300);
     check_final_mask(res, p);
     bosch_result_free(res);
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
 
     /* probe_fraction moves evaluations between stages 1 and 3. */
     uint64_t probe_evals[2];
@@ -205,7 +205,7 @@ START_TEST(stage_budgets)
         res = get_result(opt);
         probe_evals[i] = bosch_result_evaluations(res, BOSCH_STAGE_PROBE);
         bosch_result_free(res);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
     }
     ck_assert_uint_lt(probe_evals[0], probe_evals[1]);
     bosch_problem_free(p);
@@ -236,7 +236,7 @@ START_TEST(builtin_strategies_in_optimizer)
             ck_assert_uint_le(bosch_result_evaluations(res, -1), 120);
             check_final_mask(res, p);
             bosch_result_free(res);
-            bosch_destroy(opt);
+            bosch_optimizer_free(opt);
             rec_free(&r);
         }
     }
@@ -301,7 +301,7 @@ START_TEST(user_strategy_in_optimizer)
     bosch_problem *p = make_problem(4, 4, 8);
     for (int fail = 0; fail < 2; fail++) {
         ustrat u = {fail ? 3 : -1, 0, 0, 0};
-        bosch_strategy *s = bosch_strategy_new("mine", us_init, us_propose, us_observe, us_destroy,
+        bosch_strategy *s = bosch_strategy_create("mine", us_init, us_propose, us_observe, us_destroy,
                                                &u);
         ck_assert_ptr_nonnull(s);
         rec r;
@@ -315,7 +315,7 @@ START_TEST(user_strategy_in_optimizer)
         if (fail) {
             ck_assert_int_eq(st, BOSCH_E_STRATEGY);
             ck_assert_int_eq(bosch_result_status(res), BOSCH_E_STRATEGY);
-            ck_assert_msg(bosch_last_error(opt)[0] != '\0', "no last_error");
+            ck_assert_msg(bosch_optimizer_last_error(opt)[0] != '\0', "no last_error");
             ck_assert_uint_eq(bosch_result_history_size(res), r.calls);
             ck_assert_uint_ge(r.calls, 2); /* anchors at least */
         } else {
@@ -324,7 +324,7 @@ START_TEST(user_strategy_in_optimizer)
             ck_assert_uint_eq(r.dup, 0);
         }
         bosch_result_free(res);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
         /* destroy once per successful init, at the latest with the optimizer */
         ck_assert_int_gt(u.inits, 0);
         ck_assert_int_eq(u.inits, u.destroys);
@@ -367,7 +367,7 @@ START_TEST(fixed_units_and_bounds_respected)
             }
         }
         bosch_result_free(res);
-        bosch_destroy(opt);
+        bosch_optimizer_free(opt);
     }
     bosch_problem_free(p);
     bosch_testbed_free(tb);

@@ -47,7 +47,7 @@ bosch_problem *cfg_problem(const cfg *c)
 bosch_optimizer *cfg_opt(const cfg *c, const char *journal, int mode)
 {
     bosch_problem *p = cfg_problem(c);
-    bosch_optimizer *o = bosch_create(p);
+    bosch_optimizer *o = bosch_optimizer_create(p);
     bosch_problem_free(p);
     ck_assert_ptr_nonnull(o);
     ck_assert_int_eq(bosch_set_seed(o, c->seed), BOSCH_OK);
@@ -195,7 +195,7 @@ bosch_result *run_cb(const cfg *c, const char *journal, int mode, jrec *r, int b
     if (status)
         *status = st;
     bosch_result *res = get_result(o);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     return res;
 }
 
@@ -238,7 +238,7 @@ bosch_result *run_at(const cfg *c, const char *journal, int mode, jrec *r, long 
     if (status)
         *status = rc;
     bosch_result *res = get_result(o);
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     return res;
 }
 
@@ -354,10 +354,10 @@ int first_ask(const cfg *c, const char *path, int mode, char *msg, size_t msglen
     size_t k = 0;
     int rc = bosch_ask(o, &k);
     if (msg)
-        snprintf(msg, msglen, "%s", bosch_last_error(o));
+        snprintf(msg, msglen, "%s", bosch_optimizer_last_error(o));
     if (n)
         *n = k;
-    bosch_destroy(o);
+    bosch_optimizer_free(o);
     return rc;
 }
 

@@ -80,7 +80,7 @@ bosch_problem *make_problem(uint32_t L, uint32_t G, size_t T)
 
 bosch_optimizer *make_opt(const bosch_problem *p, uint64_t seed, uint64_t budget)
 {
-    bosch_optimizer *opt = bosch_create(p);
+    bosch_optimizer *opt = bosch_optimizer_create(p);
     ck_assert_ptr_nonnull(opt);
     ck_assert_int_eq(bosch_set_seed(opt, seed), BOSCH_OK);
     ck_assert_int_eq(bosch_set_budget(opt, budget), BOSCH_OK);
@@ -113,7 +113,7 @@ bosch_result *run_callback_spread(const bosch_problem *p, bosch_testbed *tb, uin
     } else {
         rec_free(&r);
     }
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     return res;
 }
 

@@ -568,7 +568,7 @@ static void test_optimizer(bosch_torch_model *m) {
                                            sizeof err),
               BOSCH_OK);
     bosch_problem *p = bosch_torch_model_problem(m);
-    bosch_optimizer *opt = bosch_create(p);
+    bosch_optimizer *opt = bosch_optimizer_create(p);
     EXPECT(opt && e);
     if (opt && e) {
         bosch_torch_evaluator_set_batch(e, 4);
@@ -586,9 +586,9 @@ static void test_optimizer(bosch_torch_model *m) {
         }
         if (st <= 0)
             std::fprintf(stderr, "bosch_optimize: %s: %s / %s\n", bosch_err_name(st),
-                         bosch_last_error(opt), bosch_torch_evaluator_last_error(e));
+                         bosch_optimizer_last_error(opt), bosch_torch_evaluator_last_error(e));
     }
-    bosch_destroy(opt);
+    bosch_optimizer_free(opt);
     bosch_problem_free(p);
     bosch_torch_evaluator_free(e);
     bosch_torch_task_free(t);

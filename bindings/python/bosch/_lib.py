@@ -119,9 +119,9 @@ _PROTOTYPES = {
     # ---- optimizer.h ------------------------------------------------------
     "bosch_stage_name": (c_char_p, [c_int]),
     "bosch_variant_name": (c_char_p, [c_int]),
-    "bosch_create": (H, [H]),
-    "bosch_destroy": (None, [H]),
-    "bosch_last_error": (c_char_p, [H]),
+    "bosch_optimizer_create": (H, [H]),
+    "bosch_optimizer_free": (None, [H]),
+    "bosch_optimizer_last_error": (c_char_p, [H]),
     "bosch_set_seed": (c_int, [H, c_uint64]),
     "bosch_set_budget": (c_int, [H, c_uint64]),
     "bosch_set_stage_budget": (c_int, [H, c_int, c_uint64]),
@@ -185,7 +185,7 @@ _PROTOTYPES = {
     "bosch_result_history_wall": (c_double, [H, c_size_t]),
     "bosch_result_write_history": (c_int, [H, c_char_p]),
     # ---- strategy.h -------------------------------------------------------
-    "bosch_strategy_new": (H, [c_char_p, STRATEGY_INIT_FN, STRATEGY_PROPOSE_FN,
+    "bosch_strategy_create": (H, [c_char_p, STRATEGY_INIT_FN, STRATEGY_PROPOSE_FN,
                                STRATEGY_OBSERVE_FN, STRATEGY_DESTROY_FN, c_void_p]),
     "bosch_strategy_builtin": (H, [c_char_p]),
     "bosch_strategy_builtin_count": (c_size_t, []),

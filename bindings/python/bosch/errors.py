@@ -59,7 +59,7 @@ class BoschError(Exception):
     """A libbosch call failed.
 
     Attributes: ``code`` (the negative status), ``name`` (its symbolic name,
-    from bosch_err_name) and ``message`` (bosch_last_error of the handle when
+    from bosch_err_name) and ``message`` (bosch_optimizer_last_error of the handle when
     there is one, else bosch_strerror). ``result`` is set to the
     :class:`bosch.Result` snapshot when the error ended a search.
     """

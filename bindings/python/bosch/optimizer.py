@@ -406,9 +406,9 @@ class Optimizer:
         if not isinstance(problem, Problem):
             raise TypeError("problem must be a bosch.Problem")
         self._h = None
-        h = lib.bosch_create(problem._handle)
+        h = lib.bosch_optimizer_create(problem._handle)
         if not h:
-            raise error_for_status(ErrorCode.E_NOMEM, "bosch_create failed")
+            raise error_for_status(ErrorCode.E_NOMEM, "bosch_optimizer_create failed")
         self._h = h
         self._state = _CallbackState()
         self._state.handle = h
@@ -430,7 +430,7 @@ class Optimizer:
             state = getattr(self, "_state", None)
             if state is not None:
                 state.handle = None
-            lib.bosch_destroy(h)
+            lib.bosch_optimizer_free(h)
         # Only now may the callbacks be released.
         keep = getattr(self, "_keep", None)
         if keep is not None:
@@ -460,7 +460,7 @@ class Optimizer:
         return self._h
 
     def _last_error(self) -> str:
-        return text(lib.bosch_last_error(self._h)) if self._h else ""
+        return text(lib.bosch_optimizer_last_error(self._h)) if self._h else ""
 
     def _check(self, status: int) -> int:
         return check_status(status, self._last_error)
@@ -468,14 +468,14 @@ class Optimizer:
     @staticmethod
     def _check_const(status: int, context: str) -> int:
         # Functions taking a `const bosch_optimizer *` cannot record a message
-        # (bosch_last_error would still show an older one): use our own text.
+        # (bosch_optimizer_last_error would still show an older one): use our own text.
         if status < 0:
             raise error_for_status(status, f"{context}: {strerror(status)}")
         return status
 
     @property
     def last_error(self) -> str:
-        """bosch_last_error of the handle ('' if none)."""
+        """bosch_optimizer_last_error of the handle ('' if none)."""
         return self._last_error()
 
     @property

@@ -149,10 +149,10 @@ class Strategy:
         subproblem and returns an object with propose(sp, max) and
         observe(sp, candidates, values) (and optionally close())."""
         py = _PyStrategy(factory)
-        h = lib.bosch_strategy_new(name.encode(), py.init_fn, py.propose_fn, py.observe_fn,
+        h = lib.bosch_strategy_create(name.encode(), py.init_fn, py.propose_fn, py.observe_fn,
                                    py.destroy_fn, None)
         if not h:
-            raise error_for_status(ErrorCode.E_INVALID, "bosch_strategy_new failed")
+            raise error_for_status(ErrorCode.E_INVALID, "bosch_strategy_create failed")
         s = cls(_handle=h)
         s._py = py
         return s
