@@ -113,7 +113,9 @@ BOSCH_API int bosch_set_strategy(bosch_optimizer *opt, int stage, const bosch_st
  * unless s_full > s_allswa. */
 BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa);
 
-/* String interface for bindings and config files. Names and values:
+/* String interface for bindings and config files. Every option comes from
+ * one table inside the library; enumerate it with bosch_option_count() and
+ * bosch_option_name(). Names and values:
  *   seed (uint64), budget (uint64), probe_budget, group_budget (uint64),
  *   probe_fraction (0..1), polish_fraction (0..1), time_limit (seconds),
  *   alpha, group_cap,
@@ -121,12 +123,49 @@ BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_al
  *   journal_sync (0|1),
  *   variant (full|probe-only|group-only|layer-level),
  *   strategy, probe_strategy, group_strategy (a built-in strategy name).
- * BOSCH_E_OPTION for unknown names or unparsable values. */
+ * BOSCH_E_OPTION for unknown names or unparsable values, BOSCH_E_INVALID for
+ * values out of range, BOSCH_E_STATE once the search has started. */
 BOSCH_API int bosch_set_option(bosch_optimizer *opt, const char *name, const char *value);
 /* Current value of an option as text (NUL-terminated, truncated to `len`).
- * Returns the full length needed (excluding NUL) or a negative error. */
+ * Returns the full length needed (excluding NUL) or a negative error
+ * (BOSCH_E_OPTION for an unknown name; the handle is not written). */
 BOSCH_API int bosch_get_option(const bosch_optimizer *opt, const char *name, char *buf,
                                size_t len);
+
+/* Typed access by name: _uint for BOSCH_OPTION_UINT and BOSCH_OPTION_BOOL
+ * options, _double for BOSCH_OPTION_DOUBLE ones (BOSCH_E_OPTION for an
+ * unknown name or another type). The getters do not write the handle. */
+BOSCH_API int bosch_set_option_uint(bosch_optimizer *opt, const char *name, uint64_t value);
+BOSCH_API int bosch_set_option_double(bosch_optimizer *opt, const char *name, double value);
+BOSCH_API int bosch_get_option_uint(const bosch_optimizer *opt, const char *name,
+                                    uint64_t *value);
+BOSCH_API int bosch_get_option_double(const bosch_optimizer *opt, const char *name,
+                                      double *value);
+
+/* The option table, for bindings and --help (static data, any thread). */
+enum bosch_option_type {
+    BOSCH_OPTION_UINT = 0,     /* unsigned integer (bounds from bosch_option_range) */
+    BOSCH_OPTION_DOUBLE = 1,   /* finite number (bounds from bosch_option_range) */
+    BOSCH_OPTION_BOOL = 2,     /* 0 or 1 */
+    BOSCH_OPTION_CHOICE = 3,   /* one of bosch_option_choices() */
+    BOSCH_OPTION_STRATEGY = 4, /* a built-in strategy name (bosch_strategy_builtin_name) */
+    BOSCH_OPTION_PATH = 5      /* a file path ("" = none) */
+};
+BOSCH_API size_t bosch_option_count(void);
+/* Name of option i in table order; NULL past the end. */
+BOSCH_API const char *bosch_option_name(size_t i);
+/* enum bosch_option_type, or BOSCH_E_OPTION for an unknown name. */
+BOSCH_API int bosch_option_type(const char *name);
+/* One-line description; NULL for an unknown name. */
+BOSCH_API const char *bosch_option_doc(const char *name);
+/* Default value in the table's spelling ("0.5", "auto"); NULL for an unknown name. */
+BOSCH_API const char *bosch_option_default(const char *name);
+/* Inclusive bounds of a numeric or boolean option (either pointer may be
+ * NULL; an unbounded maximum is +inf, or 2^64 for uint64 options);
+ * BOSCH_E_INVALID for other types. */
+BOSCH_API int bosch_option_range(const char *name, double *min, double *max);
+/* "a|b|c" for CHOICE and BOOL options, NULL otherwise. */
+BOSCH_API const char *bosch_option_choices(const char *name);
 
 /* ------------------------------------------------------------------------ */
 /* Logging and progress (never required; the library never prints)          */
@@ -253,9 +292,9 @@ BOSCH_API int bosch_evaluator_status(const bosch_optimizer *opt);
  * batch. */
 BOSCH_API int bosch_ask(bosch_optimizer *opt, size_t *n);
 /* Copies candidate i (0 <= i < n) of the pending batch into `mask` (units bytes). */
-BOSCH_API int bosch_candidate(const bosch_optimizer *opt, size_t i, uint8_t *mask);
+BOSCH_API int bosch_candidate(bosch_optimizer *opt, size_t i, uint8_t *mask);
 /* Stage of the pending batch (enum bosch_stage) or a negative error. */
-BOSCH_API int bosch_candidate_stage(const bosch_optimizer *opt);
+BOSCH_API int bosch_candidate_stage(bosch_optimizer *opt);
 /* Gives the score of candidate i, in any order. A non-finite score is
  * refused with BOSCH_E_BAD_SCORE and the candidate stays pending (tell it
  * again, or report a failure). Telling a candidate twice is BOSCH_E_STATE. */

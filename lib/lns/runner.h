@@ -1,19 +1,13 @@
-/* Strategy descriptors and the runner that drives one strategy through one
- * subproblem in ask/tell fashion (repair, cache, dedupe, budget). */
-#ifndef BOSCH_SEARCH_STRATEGY_IMPL_H
-#define BOSCH_SEARCH_STRATEGY_IMPL_H
+/* The runner drives one strategy through one subproblem in ask/tell
+ * fashion: repair, expansion to full masks, cache lookups, deduplication,
+ * budget. The stages and the standalone harness (bosch_strategy_solve) both
+ * use it. */
+#ifndef LIBBOSCH_LNS_RUNNER_H
+#define LIBBOSCH_LNS_RUNNER_H
 
 #include "bosch/bosch.h"
-#include "search/subproblem_impl.h"
-
-struct bosch_strategy {
-    char *name;
-    bosch_strategy_init_fn init;
-    bosch_strategy_propose_fn propose;
-    bosch_strategy_observe_fn observe;
-    bosch_strategy_destroy_fn destroy;
-    void *user;
-};
+#include "lns/strategy_impl.h"
+#include "lns/subproblem_impl.h"
 
 typedef struct runner {
     bosch_subproblem *sp;

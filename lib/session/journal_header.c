@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search/optimizer_impl.h"
+#include "session/session.h"
 
 /* Doubles as "%.17g" strings: exact round trip, so equal settings compare equal. */
 static json_object *dbl(double v)
@@ -23,7 +23,7 @@ static json_object *ratios(const double *r, uint32_t n)
     return a;
 }
 
-char *opt_journal_header(const bosch_optimizer *opt)
+char *session_journal_header(const bosch_optimizer *opt)
 {
     const bosch_problem *p = opt->prob;
     const struct options *o = &opt->o;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/bitset.h"
-#include "search/result_impl.h"
+#include "session/result_impl.h"
 
 static json_object *record_json(const bosch_result *r, size_t i, char *maskbuf)
 {

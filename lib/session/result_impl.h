@@ -1,6 +1,6 @@
 /* Internal layout of a result snapshot. */
-#ifndef BOSCH_SEARCH_RESULT_IMPL_H
-#define BOSCH_SEARCH_RESULT_IMPL_H
+#ifndef LIBBOSCH_SESSION_RESULT_IMPL_H
+#define LIBBOSCH_SESSION_RESULT_IMPL_H
 
 #include "bosch/bosch.h"
 #include "core/cache.h"

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "search/optimizer_impl.h"
+#include "lns/lns.h"
 
 int alloc_counts(uint32_t layers, uint32_t groups, const uint32_t *lo, const uint32_t *hi,
                  size_t target, double rho, const double *weight, double spread, uint32_t *k)

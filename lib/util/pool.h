@@ -2,8 +2,8 @@
  * run the tasks 0..n-1 of one job at a time. The optimizer uses it to keep
  * up to `threads` evaluations in flight; libuv's global work queue is not
  * used because its size is a process-wide setting the host owns. */
-#ifndef BOSCH_ENGINE_POOL_H
-#define BOSCH_ENGINE_POOL_H
+#ifndef LIBBOSCH_UTIL_POOL_H
+#define LIBBOSCH_UTIL_POOL_H
 
 #include <stdatomic.h>
 #include <stddef.h>

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "core/errors.h"
-#include "search/strategy_impl.h"
+#include "lns/strategy_impl.h"
 #include "strategies/builtin.h"
 
 bosch_strategy *bosch_strategy_create(const char *name, bosch_strategy_init_fn init,

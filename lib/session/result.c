@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "core/bitset.h"
-#include "search/optimizer_impl.h"
-#include "search/result_impl.h"
+#include "session/result_impl.h"
+#include "session/session.h"
 
 int bosch_get_result(const bosch_optimizer *opt, bosch_result **out)
 {
@@ -16,6 +16,7 @@ int bosch_get_result(const bosch_optimizer *opt, bosch_result **out)
     if (!r)
         return BOSCH_E_NOMEM;
     const bosch_problem *p = opt->prob;
+    const lns *m = opt->method;
     r->layers = p->layers;
     r->groups = p->groups;
     r->heads = p->heads;
@@ -23,25 +24,27 @@ int bosch_get_result(const bosch_optimizer *opt, bosch_result **out)
     r->status = opt->status;
     r->alpha = opt->o.alpha;
     r->rho = bosch_problem_target_ratio(p);
-    r->anchors_known = opt->anchors_known;
-    r->s_full = opt->anchors_known ? opt->s_full : NAN;
-    r->s_swa = opt->anchors_known ? opt->s_swa : NAN;
-    memcpy(r->evals, opt->evals, sizeof r->evals);
+    r->s_full = r->s_swa = NAN;
+    r->anchors_known = m && lns_anchors(m, &r->s_full, &r->s_swa);
+    for (int s = 0; s < BOSCH_STAGE_COUNT; s++)
+        r->evals[s] = m ? lns_evaluations(m, s) : 0;
     r->replayed = opt->replayed;
     r->mask = calloc(p->units, 1);
-    if (!r->mask || store_copy(&r->hist, &opt->store) < 0) {
+    int rc = r->mask ? (m ? store_copy(&r->hist, lns_store(m)) : store_init(&r->hist, p->units))
+                     : BOSCH_E_NOMEM;
+    if (rc < 0) {
         bosch_result_free(r);
         return BOSCH_E_NOMEM;
     }
-    int64_t rec = opt->best_record >= 0 ? opt->best_record : opt->best_any_record;
-    r->feasible = opt->best_record >= 0;
+    int64_t rec = m ? (lns_best(m) >= 0 ? lns_best(m) : lns_best_any(m)) : -1;
+    r->feasible = m && lns_best(m) >= 0;
     r->score = r->norm = r->objective = NAN;
     if (rec >= 0) {
-        bitset_unpack(store_mask(&opt->store, (size_t)rec), p->units, r->mask);
+        bitset_unpack(store_mask(&r->hist, (size_t)rec), p->units, r->mask);
         if (r->feasible) {
-            r->score = opt->store.scores[rec];
-            r->norm = opt_normalized(opt, r->score);
-            r->objective = opt_objective_of(opt, (size_t)rec);
+            r->score = r->hist.scores[rec];
+            r->norm = lns_normalized(m, r->score);
+            r->objective = lns_objective(m, (size_t)rec);
         }
     }
     *out = r;

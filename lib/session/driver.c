@@ -1,42 +1,13 @@
 /* Callback mode: bosch_optimize drives ask/tell and calls the host's
- * evaluator, with up to `threads` evaluations in flight. Each finished
- * evaluation is recorded (and journaled) at once, under opt->mu; the batch
- * is observed only when complete, in proposal order, so the thread count
- * never changes the result. */
+ * evaluator, with up to `threads` evaluations in flight. Every score goes
+ * through the same tell path as bosch_tell (session_tell_one, under opt->mu
+ * when workers run); the batch goes back to the method only when complete,
+ * in proposal order, so the thread count never changes the result. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "search/optimizer_impl.h"
-
-int bosch_set_evaluator(bosch_optimizer *opt, bosch_eval_fn fn, void *user)
-{
-    if (!opt || !fn)
-        return BOSCH_E_INVALID;
-    opt->eval = fn;
-    opt->batch_eval = NULL;
-    opt->eval_user = user;
-    return BOSCH_OK;
-}
-
-int bosch_set_batch_evaluator(bosch_optimizer *opt, bosch_batch_eval_fn fn, void *user)
-{
-    if (!opt || !fn)
-        return BOSCH_E_INVALID;
-    opt->batch_eval = fn;
-    opt->eval = NULL;
-    opt->eval_user = user;
-    return BOSCH_OK;
-}
-
-int bosch_set_evaluator_thread_safe(bosch_optimizer *opt, int thread_safe)
-{
-    if (!opt)
-        return BOSCH_E_INVALID;
-    opt->o.eval_thread_safe = thread_safe != 0;
-    return BOSCH_OK;
-}
+#include "session/session.h"
 
 struct job {
     bosch_optimizer *opt;
@@ -59,20 +30,18 @@ static void evaluate_one(void *ctx, size_t i)
     double s = NAN;
     if (serial)
         uv_mutex_lock(&opt->eval_mu);
-    double t = opt_now();
-    int st = opt->eval(opt->pend + b * units, units, &s, opt->eval_user);
-    double wall = opt_now() - t;
+    double t = session_now();
+    int st = opt->eval(opt->batch.masks + b * units, units, &s, opt->eval_user);
+    double wall = session_now() - t;
     if (serial)
         uv_mutex_unlock(&opt->eval_mu);
     uv_mutex_lock(&opt->mu);
     if (st != 0) {
         job->status[i] = st;
         atomic_store(&job->abort, 1);
-    } else if (!isfinite(s)) {
+    } else if (session_tell_one(opt, i, s, wall) == BOSCH_E_BAD_SCORE) {
         job->bad[i] = s;
         atomic_store(&job->abort, 1);
-    } else {
-        opt_record_told(opt, b, s, wall, 0);
     }
     uv_mutex_unlock(&opt->mu);
 }
@@ -82,12 +51,12 @@ static int report_failure(bosch_optimizer *opt, const struct job *job, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (job->bad[i] != 0.0) /* NaN compares unequal too */
-            return opt_fail(opt, BOSCH_E_BAD_SCORE,
+            return session_fail(opt, BOSCH_E_BAD_SCORE,
                             "evaluator returned score %g for candidate %zu: scores must be finite",
                             job->bad[i], i);
         if (job->status[i] != 0) {
             opt->host_status = job->status[i];
-            return opt_fail(opt, BOSCH_E_EVALUATOR,
+            return session_fail(opt, BOSCH_E_EVALUATOR,
                             "evaluator failed on candidate %zu with status %d", i,
                             job->status[i]);
         }
@@ -101,14 +70,14 @@ static int evaluate_singles(bosch_optimizer *opt, size_t n)
     if (!job.status || !job.bad) {
         free(job.status);
         free(job.bad);
-        return opt_fail(opt, BOSCH_E_NOMEM, "out of memory");
+        return session_fail(opt, BOSCH_E_NOMEM, "out of memory");
     }
     atomic_init(&job.abort, 0);
     uint32_t threads = opt->o.threads;
     if (threads > 1 && n > 1 && !opt->workers) {
         opt->workers = pool_create(threads);
         if (!opt->workers)
-            opt_log(opt, BOSCH_LOG_WARN, "cannot start %u worker threads: evaluating serially",
+            session_log(opt, BOSCH_LOG_WARN, "cannot start %u worker threads: evaluating serially",
                     threads);
     }
     if (threads > 1 && n > 1 && opt->workers) {
@@ -123,7 +92,7 @@ static int evaluate_singles(bosch_optimizer *opt, size_t n)
     if (rc < 0)
         return rc;
     if (opt->ntold == opt->npend)
-        return opt_complete_batch(opt);
+        return session_complete_batch(opt);
     return BOSCH_OK; /* stopped: the next ask keeps the told part */
 }
 
@@ -135,30 +104,30 @@ static int evaluate_whole_batch(bosch_optimizer *opt, size_t n)
     if (!masks || !scores) {
         free(masks);
         free(scores);
-        return opt_fail(opt, BOSCH_E_NOMEM, "out of memory");
+        return session_fail(opt, BOSCH_E_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++)
-        memcpy(masks + i * units, opt->pend + opt->host_idx[i] * units, units);
-    double t = opt_now();
+        memcpy(masks + i * units, opt->batch.masks + opt->host_idx[i] * units, units);
+    double t = session_now();
     int st = opt->batch_eval(masks, n, units, scores, opt->eval_user);
-    double wall = (opt_now() - t) / (double)n; /* the batch's time, shared */
+    double wall = (session_now() - t) / (double)n; /* the batch's time, shared */
     free(masks);
     int rc = BOSCH_OK;
     if (st != 0) {
         opt->host_status = st;
-        rc = opt_fail(opt, BOSCH_E_EVALUATOR, "batch evaluator failed with status %d", st);
+        rc = session_fail(opt, BOSCH_E_EVALUATOR, "batch evaluator failed with status %d", st);
     }
     for (size_t i = 0; i < n && rc == BOSCH_OK; i++)
         if (!isfinite(scores[i]))
-            rc = opt_fail(opt, BOSCH_E_BAD_SCORE,
+            rc = session_fail(opt, BOSCH_E_BAD_SCORE,
                           "evaluator returned score %g for candidate %zu: scores must be finite",
                           scores[i], i);
     for (size_t i = 0; i < n && rc == BOSCH_OK; i++)
-        opt_record_told(opt, opt->host_idx[i], scores[i], wall, 0);
+        rc = session_tell_one(opt, i, scores[i], wall);
     free(scores);
     if (rc < 0)
         return rc;
-    return opt_complete_batch(opt);
+    return session_complete_batch(opt);
 }
 
 int bosch_optimize(bosch_optimizer *opt)
@@ -166,8 +135,8 @@ int bosch_optimize(bosch_optimizer *opt)
     if (!opt)
         return BOSCH_E_INVALID;
     if (!opt->eval && !opt->batch_eval) {
-        snprintf(opt->err, sizeof opt->err, "no evaluator set: call bosch_set_evaluator first");
-        return BOSCH_E_STATE;
+        return session_refuse(opt, BOSCH_E_STATE,
+                              "no evaluator set: call bosch_set_evaluator first");
     }
     for (;;) {
         size_t n = 0;

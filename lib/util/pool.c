@@ -1,4 +1,4 @@
-#include "engine/pool.h"
+#include "util/pool.h"
 
 #include <stdlib.h>
 #include <uv.h>

@@ -1,0 +1,97 @@
+/* The BOSCH method as a Large Neighbourhood Search, apart from any session.
+ *
+ * The method owns its state (stage plan, probes, allocation, chunks,
+ * subproblem and runner) and the evaluation store, and talks to its caller
+ * through two batches only: lns_next() fills a batch of masks to score,
+ * lns_tell() is told their scores. It knows nothing of handles, options
+ * parsing, journals, threads, clocks or libuv: the session
+ * (lib/session/, the bosch_optimizer handle) sits on top and does those.
+ *
+ * Two hooks let the method report without calling up into the session: a
+ * log sink and a milestone (a stage or chunk finished; the session turns it
+ * into a progress event).
+ *
+ * Thread safety: none; one caller at a time. */
+#ifndef LIBBOSCH_LNS_LNS_H
+#define LIBBOSCH_LNS_LNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bosch/bosch.h"
+#include "core/cache.h"
+
+typedef struct lns lns;
+
+/* What changes the method's result (the session's options that matter). */
+struct lns_config {
+    uint64_t seed, budget;
+    uint64_t probe_budget, group_budget; /* 0 = derived */
+    double probe_fraction, polish_fraction, alpha, spread;
+    uint32_t group_cap, batch;
+    int variant;                                      /* enum bosch_variant */
+    const bosch_strategy *strategy[BOSCH_STAGE_COUNT]; /* PROBE and GROUP; borrowed */
+    int anchors_given;
+    double s_full, s_swa;
+};
+
+struct lns_hooks {
+    void (*log)(void *ctx, int level, const char *msg); /* NULL = silent */
+    int (*log_wanted)(void *ctx, int level); /* 0 = do not format (NULL = all wanted) */
+    void (*milestone)(void *ctx);                        /* NULL = none */
+    void *ctx;
+};
+
+/* A batch to score: n masks of `units` bytes back to back, all of one stage.
+ * Valid until the next lns_tell() or lns_keep(). */
+struct lns_batch {
+    size_t n;
+    const uint8_t *masks;
+    int stage; /* enum bosch_stage */
+};
+
+/* Borrows `p`, the strategies of `cfg` and the hooks for its lifetime.
+ * NULL when memory runs out. */
+lns *lns_create(const bosch_problem *p, const struct lns_config *cfg,
+                const struct lns_hooks *hooks);
+void lns_free(lns *m);
+
+/* Fills the next batch (none may be pending). Returns n > 0, or 0 when the
+ * method has ended (lns_status: BOSCH_DONE or BOSCH_BUDGET_REACHED), or a
+ * negative error (lns_error says why; the method is then over). */
+int lns_next(lns *m, struct lns_batch *out);
+/* Every candidate of the pending batch was scored: scores[i] and walls[i]
+ * (seconds, NaN = unknown) in batch order. The method stores them, moves on
+ * and updates its best. BOSCH_OK or a negative error (method over). */
+int lns_tell(lns *m, const double *scores, const double *walls);
+/* The run ends with the pending batch partly scored: stores the candidates
+ * with told[i] != 0 and updates the best, without observing the batch. */
+int lns_keep(lns *m, const uint8_t *told, const double *scores, const double *walls);
+
+/* 0 while running, else the positive stop reason or negative error. */
+int lns_status(const lns *m);
+const char *lns_error(const lns *m);
+
+/* Every evaluation so far, in evaluation order. */
+const eval_store *lns_store(const lns *m);
+uint64_t lns_evaluations(const lns *m, int stage);
+/* Stage the method is in (enum bosch_stage), as progress reports it. */
+int lns_stage(const lns *m);
+/* The working mask (units bytes), NULL before the plan exists. */
+const uint8_t *lns_work(const lns *m);
+/* Non-zero once S_full and S_allSWA are known (written to *s_full, *s_swa). */
+int lns_anchors(const lns *m, double *s_full, double *s_swa);
+/* S^ of a raw score (NaN before the anchors), and the objective of a record. */
+double lns_normalized(const lns *m, double raw);
+double lns_objective(const lns *m, size_t record);
+/* Best feasible record (-1 if none) and best record of any kind. */
+int64_t lns_best(const lns *m);
+int64_t lns_best_any(const lns *m);
+
+/* Stage 2's allocation (allocation.c): exact per-layer counts k[l] in
+ * [lo[l], hi[l]] summing to target; layers of small weight (easy) get more
+ * SWA. weight NULL = uniform. */
+int alloc_counts(uint32_t layers, uint32_t groups, const uint32_t *lo, const uint32_t *hi,
+                 size_t target, double rho, const double *weight, double spread, uint32_t *k);
+
+#endif

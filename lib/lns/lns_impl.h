@@ -1,0 +1,117 @@
+/* Inside the method: the state shared by the files of lib/lns (lns.c: the
+ * driver and anchors; batch.c: the pending batch and subproblem lifecycle;
+ * probe.c, alloc.c, group.c, layers.c: the stages). */
+#ifndef LIBBOSCH_LNS_LNS_IMPL_H
+#define LIBBOSCH_LNS_LNS_IMPL_H
+
+#include "core/problem_impl.h"
+#include "lns/lns.h"
+#include "lns/runner.h"
+
+/* Stage 2 tries this many ratio spreads, evenly spaced in [0, ratio_spread]. */
+#define ALLOC_CANDIDATES 3
+
+/* Steps of the stage machine. */
+enum step {
+    STEP_ANCHORS,
+    STEP_PLAN,    /* derive budgets and per-layer ranges once the anchors are known */
+    STEP_PROBE,   /* stage 1, one layer after the other, top down */
+    STEP_ALLOC,   /* stage 2: allocate ratios, evaluate the start mask */
+    STEP_GROUP,   /* stage 3, one chunk after the other */
+    STEP_POLISH,  /* stage 3's last part: swaps across all layers [ours] */
+    STEP_LAYERS,  /* layer-level variant */
+    STEP_FINISHED
+};
+
+/* Everything the stage machine keeps between batches. */
+struct plan {
+    size_t target;        /* exact number of SWA units */
+    uint32_t *lo, *hi;    /* per-layer SWA count range (fixed units included) */
+    uint32_t *k_uniform;  /* per-layer counts of the uniform allocation */
+    uint32_t *k;          /* per-layer counts in use (stage 2 output) */
+    uint32_t *k_cand;     /* stage 2: ALLOC_CANDIDATES allocations, layers each */
+    int64_t cand_slot[ALLOC_CANDIDATES]; /* their store records (>= 0) or -(2 + pending index) */
+    uint32_t ncand;
+    uint8_t *work;        /* working mask (units) */
+    int64_t work_record;  /* its store record, -1 if never evaluated */
+    double *s_best;       /* stage 1: best normalised score per layer (layers + 1) */
+    double *pref;         /* stage 1: per-unit preference (mean score when SWA) */
+    double *weight;       /* stage 2: per-layer difficulty in [0, 1] */
+    uint64_t probe_budget, group_budget, probe_used, group_used;
+    uint64_t group_total; /* stage 3 including its polish */
+    uint32_t layer;       /* stage 1: current layer (counts down) */
+    int polished;         /* the polish subproblem has run */
+    uint32_t *chunk_start, nchunks, chunk; /* stage 3: chunks of layers */
+    uint32_t *chunk_layers;
+    size_t group_vars_left;
+};
+
+struct lns {
+    const bosch_problem *prob;
+    struct lns_config cfg;
+    struct lns_hooks hooks;
+    int status; /* 0 = running, > 0 stop reason, < 0 error */
+    char err[512];
+
+    double s_full, s_swa; /* anchors in use */
+    int anchors_known;
+    eval_store store;
+    uint64_t evals[BOSCH_STAGE_COUNT];
+    int64_t best_record;     /* best eligible record, -1 if none */
+    int64_t best_any_record; /* best record of any kind */
+
+    enum step step;
+    struct plan plan;
+    bosch_subproblem *sp; /* subproblem in progress, with its runner */
+    runner run;
+    int run_active;
+
+    /* The pending batch (what lns_next handed out). */
+    uint8_t *pend;        /* npend * units */
+    size_t npend, pend_cap;
+    int pend_stage;
+    int pend_from_runner;
+    int64_t *pend_record; /* store records once told */
+};
+
+/* lns.c */
+int lns_fail(lns *m, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void lns_log(lns *m, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void lns_milestone(lns *m);
+uint64_t lns_budget_left(const lns *m);
+/* Ends the method with BOSCH_BUDGET_REACHED; returns 0 (no batch). */
+int lns_budget_reached(lns *m);
+
+/* batch.c: the pending batch */
+int lns_reserve_pending(lns *m, size_t n);
+/* Adds a mask unless evaluated or pending already: its store record when
+ * known (>= 0), else -(2 + its pending index); INT64_MIN when out of memory. */
+int64_t lns_push_fixed(lns *m, const uint8_t *mask, int stage);
+/* The runner's next batch into the pending batch; 0 = subproblem finished. */
+int lns_pull_runner(lns *m);
+
+/* batch.c: subproblems */
+uint32_t lns_free_count(const bosch_problem *p, uint32_t l);
+/* Subproblem over the free units of `nl` layers, one block per layer. */
+bosch_subproblem *lns_layers_subproblem(lns *m, const uint32_t *layers, uint32_t nl,
+                                        uint64_t stream);
+/* Makes expanded masks repair to the global target (frees sp on failure). */
+bosch_subproblem *lns_with_global_repair(bosch_subproblem *sp, const bosch_problem *p);
+void lns_start_from_work(const lns *m, bosch_subproblem *sp);
+int lns_start_subproblem(lns *m, bosch_subproblem *sp, uint64_t budget, int stage);
+void lns_commit_incumbent(lns *m);
+void lns_drop_subproblem(lns *m);
+/* Commits the finished subproblem's best, frees it, returns its evaluations. */
+uint64_t lns_close_subproblem(lns *m);
+
+/* The stages: each returns > 0 (a batch is pending), 0 (moved on or ended),
+ * or a negative error. */
+int lns_plan_init(lns *m);          /* lns.c */
+int lns_step_probe(lns *m);         /* probe.c */
+int lns_step_alloc(lns *m);         /* alloc.c */
+void lns_choose_allocation(lns *m); /* alloc.c: after stage 2's batch */
+int lns_step_group(lns *m);         /* group.c */
+int lns_step_polish(lns *m);        /* group.c */
+int lns_step_layers(lns *m);        /* layers.c */
+
+#endif

@@ -1,0 +1,212 @@
+/* The optimizer handle: lifetime, errors, logging, the method's hooks,
+ * evaluator setters and force stop. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/errors.h"
+#include "session/session.h"
+
+double session_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+bosch_optimizer *bosch_optimizer_create(const bosch_problem *problem)
+{
+    if (!problem)
+        return create_fail(BOSCH_E_INVALID, "bosch_optimizer_create: problem is NULL");
+    bosch_optimizer *opt = calloc(1, sizeof *opt);
+    if (!opt)
+        return create_fail(BOSCH_E_NOMEM, "bosch_optimizer_create: out of memory");
+    atomic_init(&opt->stop_requested, 0);
+    if (uv_mutex_init(&opt->mu) != 0) {
+        free(opt);
+        return create_fail(BOSCH_E_NOMEM, "bosch_optimizer_create: cannot create a mutex");
+    }
+    if (uv_mutex_init(&opt->eval_mu) != 0) {
+        uv_mutex_destroy(&opt->mu);
+        free(opt);
+        return create_fail(BOSCH_E_NOMEM, "bosch_optimizer_create: cannot create a mutex");
+    }
+    opt->prob = bosch_problem_clone(problem);
+    if (!opt->prob || session_options_init(&opt->o) < 0) {
+        bosch_optimizer_free(opt);
+        return create_fail(BOSCH_E_NOMEM, "bosch_optimizer_create: out of memory");
+    }
+    return opt;
+}
+
+void bosch_optimizer_free(bosch_optimizer *opt)
+{
+    if (!opt)
+        return;
+    lns_free(opt->method);
+    pool_destroy(opt->workers);
+    journal_close(opt->jn);
+    if (opt->replay.slots)
+        store_free(&opt->replay);
+    uv_mutex_destroy(&opt->mu);
+    uv_mutex_destroy(&opt->eval_mu);
+    session_options_free(&opt->o);
+    bosch_problem_free(opt->prob);
+    free(opt->host_idx);
+    free(opt->pend_score);
+    free(opt->pend_wall);
+    free(opt->pend_told);
+    free(opt);
+}
+
+const char *bosch_optimizer_last_error(const bosch_optimizer *opt)
+{
+    return opt ? opt->err : "invalid handle";
+}
+
+bosch_optimizer *bosch_create(const bosch_problem *problem)
+{
+    return bosch_optimizer_create(problem);
+}
+
+void bosch_destroy(bosch_optimizer *opt)
+{
+    bosch_optimizer_free(opt);
+}
+
+const char *bosch_last_error(const bosch_optimizer *opt)
+{
+    return bosch_optimizer_last_error(opt);
+}
+
+/* ---- errors and log ------------------------------------------------------------ */
+
+int session_refuse(bosch_optimizer *opt, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(opt->err, sizeof opt->err, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void session_log(bosch_optimizer *opt, int level, const char *fmt, ...)
+{
+    if (!opt->log || level < opt->log_level)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    opt->log(level, buf, opt->log_user);
+}
+
+int session_fail(bosch_optimizer *opt, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(opt->err, sizeof opt->err, fmt, ap);
+    va_end(ap);
+    if (opt->npend) {
+        if (opt->ntold)
+            lns_keep(opt->method, opt->pend_told, opt->pend_score, opt->pend_wall);
+        opt->npend = 0;
+    }
+    opt->nhost = 0;
+    if (opt->status == 0)
+        opt->status = code;
+    session_log(opt, BOSCH_LOG_ERROR, "%s", opt->err);
+    return code;
+}
+
+int bosch_set_log(bosch_optimizer *opt, bosch_log_fn fn, void *user, int min_level)
+{
+    if (!opt || min_level < BOSCH_LOG_DEBUG || min_level > BOSCH_LOG_ERROR)
+        return BOSCH_E_INVALID;
+    opt->log = fn;
+    opt->log_user = user;
+    opt->log_level = min_level;
+    return BOSCH_OK;
+}
+
+/* ---- the method's hooks ------------------------------------------------------------ */
+
+static void hook_log(void *ctx, int level, const char *msg)
+{
+    bosch_optimizer *opt = ctx;
+    if (opt->log)
+        opt->log(level, msg, opt->log_user);
+}
+
+static int hook_log_wanted(void *ctx, int level)
+{
+    const bosch_optimizer *opt = ctx;
+    return opt->log && level >= opt->log_level;
+}
+
+static void hook_milestone(void *ctx)
+{
+    session_emit_progress(ctx);
+}
+
+struct lns_hooks session_hooks(bosch_optimizer *opt)
+{
+    struct lns_hooks h = {hook_log, hook_log_wanted, hook_milestone, opt};
+    return h;
+}
+
+/* ---- evaluators and stopping -------------------------------------------------------- */
+
+int bosch_set_evaluator(bosch_optimizer *opt, bosch_eval_fn fn, void *user)
+{
+    if (!opt || !fn)
+        return BOSCH_E_INVALID;
+    opt->eval = fn;
+    opt->batch_eval = NULL;
+    opt->eval_user = user;
+    return BOSCH_OK;
+}
+
+int bosch_set_batch_evaluator(bosch_optimizer *opt, bosch_batch_eval_fn fn, void *user)
+{
+    if (!opt || !fn)
+        return BOSCH_E_INVALID;
+    opt->batch_eval = fn;
+    opt->eval = NULL;
+    opt->eval_user = user;
+    return BOSCH_OK;
+}
+
+int bosch_set_evaluator_thread_safe(bosch_optimizer *opt, int thread_safe)
+{
+    if (!opt)
+        return BOSCH_E_INVALID;
+    opt->o.eval_thread_safe = thread_safe != 0;
+    return BOSCH_OK;
+}
+
+void bosch_force_stop(bosch_optimizer *opt)
+{
+    if (opt)
+        atomic_store(&opt->stop_requested, 1);
+}
+
+int bosch_evaluator_status(const bosch_optimizer *opt)
+{
+    return opt ? opt->host_status : 0;
+}
+
+const char *bosch_stage_name(int stage)
+{
+    static const char *const names[] = {"anchors", "probe", "alloc", "group"};
+    return stage >= 0 && stage < BOSCH_STAGE_COUNT ? names[stage] : "unknown";
+}
+
+const char *bosch_variant_name(int variant)
+{
+    static const char *const names[] = {"full", "probe-only", "group-only", "layer-level"};
+    return variant >= 0 && variant <= BOSCH_VARIANT_LAYER_LEVEL ? names[variant] : NULL;
+}
