@@ -636,7 +636,7 @@ static void print_overall(void)
     bosch_optimizer_free(opt);
     bosch_problem_free(p);
     printf(". \"auto\" = exhaustive when a subproblem fits its budget, else the library's "
-           "default strategy (BOSCH_DEFAULT_STRATEGY). Same columns as above.\n\n");
+           "default strategy (DEFAULT_STRATEGY in lib/strategies/builtin.h). Same columns as above.\n\n");
     print_overall_rows(1);
 }
 

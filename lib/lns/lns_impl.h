@@ -6,7 +6,7 @@
 
 #include "core/problem_impl.h"
 #include "lns/lns.h"
-#include "lns/runner.h"
+#include "search/runner.h"
 
 /* Stage 2 tries this many ratio spreads, evenly spaced in [0, ratio_spread]. */
 #define ALLOC_CANDIDATES 3

@@ -1,20 +1,10 @@
-/* The optimizer handle: lifetime, errors, logging, the method's hooks,
+/* The optimizer handle: lifetime, the log setter, the method's hooks,
  * evaluator setters and force stop. */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/errors.h"
 #include "session/session.h"
-
-double session_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 bosch_optimizer *bosch_optimizer_create(const bosch_problem *problem)
 {
@@ -79,47 +69,6 @@ void bosch_destroy(bosch_optimizer *opt)
 const char *bosch_last_error(const bosch_optimizer *opt)
 {
     return bosch_optimizer_last_error(opt);
-}
-
-/* ---- errors and log ------------------------------------------------------------ */
-
-int session_refuse(bosch_optimizer *opt, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(opt->err, sizeof opt->err, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-void session_log(bosch_optimizer *opt, int level, const char *fmt, ...)
-{
-    if (!opt->log || level < opt->log_level)
-        return;
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    opt->log(level, buf, opt->log_user);
-}
-
-int session_fail(bosch_optimizer *opt, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(opt->err, sizeof opt->err, fmt, ap);
-    va_end(ap);
-    if (opt->npend) {
-        if (opt->ntold)
-            lns_keep(opt->method, opt->pend_told, opt->pend_score, opt->pend_wall);
-        opt->npend = 0;
-    }
-    opt->nhost = 0;
-    if (opt->status == 0)
-        opt->status = code;
-    session_log(opt, BOSCH_LOG_ERROR, "%s", opt->err);
-    return code;
 }
 
 int bosch_set_log(bosch_optimizer *opt, bosch_log_fn fn, void *user, int min_level)
@@ -197,16 +146,4 @@ void bosch_force_stop(bosch_optimizer *opt)
 int bosch_evaluator_status(const bosch_optimizer *opt)
 {
     return opt ? opt->host_status : 0;
-}
-
-const char *bosch_stage_name(int stage)
-{
-    static const char *const names[] = {"anchors", "probe", "alloc", "group"};
-    return stage >= 0 && stage < BOSCH_STAGE_COUNT ? names[stage] : "unknown";
-}
-
-const char *bosch_variant_name(int variant)
-{
-    static const char *const names[] = {"full", "probe-only", "group-only", "layer-level"};
-    return variant >= 0 && variant <= BOSCH_VARIANT_LAYER_LEVEL ? names[variant] : NULL;
 }

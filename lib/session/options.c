@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lns/strategy_impl.h"
+#include "search/strategy_impl.h"
 #include "session/session.h"
 
 enum kind { K_UINT, K_DOUBLE, K_BOOL, K_CHOICE, K_STRATEGY, K_PATH };

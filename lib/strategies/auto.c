@@ -1,7 +1,6 @@
 /* auto: enumerate the subproblem when its feasible set fits the budget it
  * was given (then the answer is exact), otherwise run the default strategy. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "strategies/builtin.h"
 
@@ -28,9 +27,7 @@ static int init(void **out, const bosch_subproblem *sp, void *user)
     if (bosch_subproblem_size(sp) <= bosch_subproblem_budget_left(sp)) {
         s->inner = &strategy_exhaustive;
     } else {
-        for (size_t i = 0; i < builtin_strategy_count; i++)
-            if (strcmp(builtin_strategies[i]->name, BOSCH_DEFAULT_STRATEGY) == 0)
-                s->inner = builtin_strategies[i];
+        s->inner = &DEFAULT_STRATEGY;
     }
     if (!s->inner || (s->inner->init && s->inner->init(&s->inner_state, sp, user) != 0)) {
         free(s);

@@ -1,6 +1,6 @@
 /* The built-in strategies and the move helpers they share. */
-#ifndef BOSCH_STRATEGIES_BUILTIN_H
-#define BOSCH_STRATEGIES_BUILTIN_H
+#ifndef LIBBOSCH_STRATEGIES_BUILTIN_H
+#define LIBBOSCH_STRATEGIES_BUILTIN_H
 
 #include "bosch/bosch.h"
 
@@ -16,8 +16,9 @@ extern const struct builtin_strategy *const builtin_strategies[];
 extern const size_t builtin_strategy_count;
 
 /* What "auto" uses when a subproblem is too large to enumerate (chosen from
- * bench/ results; see docs/strategies.md). */
-#define BOSCH_DEFAULT_STRATEGY "swap"
+ * bench/ results; see docs/strategies.md): named here so that auto.c needs
+ * the strategy itself, not the registry (no call cycle). */
+#define DEFAULT_STRATEGY strategy_swap
 
 /* Defined in each strategy's file. */
 extern const struct builtin_strategy strategy_exhaustive, strategy_random, strategy_swap,

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/bitset.h"
-#include "lns/runner.h"
+#include "search/runner.h"
 
 #define IDLE_LIMIT 64
 

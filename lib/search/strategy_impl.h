@@ -1,6 +1,6 @@
 /* Layout of a strategy descriptor (include/bosch/strategy.h). */
-#ifndef LIBBOSCH_LNS_STRATEGY_IMPL_H
-#define LIBBOSCH_LNS_STRATEGY_IMPL_H
+#ifndef LIBBOSCH_SEARCH_STRATEGY_IMPL_H
+#define LIBBOSCH_SEARCH_STRATEGY_IMPL_H
 
 #include "bosch/bosch.h"
 

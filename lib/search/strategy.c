@@ -1,10 +1,9 @@
-/* Strategy descriptors: user-made and built-in. */
+/* Strategy descriptors (the built-in ones come from lib/strategies). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/errors.h"
-#include "lns/strategy_impl.h"
-#include "strategies/builtin.h"
+#include "search/strategy_impl.h"
 
 bosch_strategy *bosch_strategy_create(const char *name, bosch_strategy_init_fn init,
                                       bosch_strategy_propose_fn propose,
@@ -31,29 +30,6 @@ bosch_strategy *bosch_strategy_create(const char *name, bosch_strategy_init_fn i
     s->destroy = destroy;
     s->user = user;
     return s;
-}
-
-bosch_strategy *bosch_strategy_builtin(const char *name)
-{
-    if (!name)
-        return create_fail(BOSCH_E_INVALID, "bosch_strategy_builtin: the name is NULL");
-    for (size_t i = 0; i < builtin_strategy_count; i++) {
-        const struct builtin_strategy *b = builtin_strategies[i];
-        if (strcmp(b->name, name) == 0)
-            return bosch_strategy_create(b->name, b->init, b->propose, b->observe, b->destroy, NULL);
-    }
-    return create_fail(BOSCH_E_NOT_FOUND, "bosch_strategy_builtin: no built-in strategy '%s'",
-                       name);
-}
-
-size_t bosch_strategy_builtin_count(void)
-{
-    return builtin_strategy_count;
-}
-
-const char *bosch_strategy_builtin_name(size_t i)
-{
-    return i < builtin_strategy_count ? builtin_strategies[i]->name : NULL;
 }
 
 bosch_strategy *bosch_strategy_clone(const bosch_strategy *s)

@@ -2,12 +2,12 @@
  * fashion: repair, expansion to full masks, cache lookups, deduplication,
  * budget. The stages and the standalone harness (bosch_strategy_solve) both
  * use it. */
-#ifndef LIBBOSCH_LNS_RUNNER_H
-#define LIBBOSCH_LNS_RUNNER_H
+#ifndef LIBBOSCH_SEARCH_RUNNER_H
+#define LIBBOSCH_SEARCH_RUNNER_H
 
 #include "bosch/bosch.h"
-#include "lns/strategy_impl.h"
-#include "lns/subproblem_impl.h"
+#include "search/strategy_impl.h"
+#include "search/subproblem_impl.h"
 
 typedef struct runner {
     bosch_subproblem *sp;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/bitset.h"
-#include "lns/runner.h"
+#include "search/runner.h"
 
 int bosch_strategy_solve(const bosch_strategy *s, bosch_subproblem *sp, bosch_objective_fn f,
                          void *user, uint64_t budget, uint32_t batch, uint8_t *best_x,

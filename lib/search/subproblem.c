@@ -6,7 +6,7 @@
 #include "core/bitset.h"
 #include "core/combinatorics.h"
 #include "core/repair_impl.h"
-#include "lns/subproblem_impl.h"
+#include "search/subproblem_impl.h"
 
 static double identity_value(const void *ctx, size_t record)
 {

@@ -1,8 +1,8 @@
 /* Internal layout of a subproblem: a block-constrained binary problem whose
  * variables map onto units of the full mask, plus its evaluation budget,
  * random stream and incumbent. */
-#ifndef LIBBOSCH_LNS_SUBPROBLEM_IMPL_H
-#define LIBBOSCH_LNS_SUBPROBLEM_IMPL_H
+#ifndef LIBBOSCH_SEARCH_SUBPROBLEM_IMPL_H
+#define LIBBOSCH_SEARCH_SUBPROBLEM_IMPL_H
 
 #include "bosch/bosch.h"
 #include "core/cache.h"

@@ -1,0 +1,54 @@
+/* The session's clock and its ways to report: a refused call, the end of
+ * the run with an error, the host's log. Calls nothing else of the session
+ * (only lns_keep, to keep what was told before an error). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "session/session.h"
+
+double session_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int session_refuse(bosch_optimizer *opt, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(opt->err, sizeof opt->err, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void session_log(bosch_optimizer *opt, int level, const char *fmt, ...)
+{
+    if (!opt->log || level < opt->log_level)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    opt->log(level, buf, opt->log_user);
+}
+
+int session_fail(bosch_optimizer *opt, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(opt->err, sizeof opt->err, fmt, ap);
+    va_end(ap);
+    if (opt->npend) {
+        if (opt->ntold)
+            lns_keep(opt->method, opt->pend_told, opt->pend_score, opt->pend_wall);
+        opt->npend = 0;
+    }
+    opt->nhost = 0;
+    if (opt->status == 0)
+        opt->status = code;
+    session_log(opt, BOSCH_LOG_ERROR, "%s", opt->err);
+    return code;
+}

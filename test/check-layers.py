@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Checks the architecture of lib/ (docs/architecture.md):
+
+1. every #include "folder/..." of a folder of lib/ is one it may use (the
+   module map below), and the method (lib/lns, lib/search, lib/strategies)
+   never includes <uv.h>, a journal, threads or json;
+2. no include cycle between files of lib/;
+3. no call cycle between the files of libbosch: from the objects of the
+   internal static archive (nm), file A -> file B when A uses a symbol B
+   defines; the graph must have no cycle.
+
+Usage: check-layers.py LIB_SOURCE_DIR [ARCHIVE.a]
+"""
+import os
+import re
+import subprocess
+import sys
+
+# folder -> folders it may include (besides itself and the public headers).
+ALLOWED = {
+    "core": set(),
+    "util": {"core"},
+    "journal": {"core"},
+    "search": {"core"},
+    "strategies": {"core", "search"},
+    "lns": {"core", "search"},
+    "session": {"core", "util", "journal", "search", "strategies", "lns"},
+    "baselines": {"core"},
+    "testbed": {"core"},
+    "selection": {"core"},
+    "torch": {"core"},
+}
+# System headers the method must not see.
+METHOD = {"lns", "search", "strategies"}
+FORBIDDEN_IN_METHOD = re.compile(r"#\s*include\s*<(uv\.h|pthread\.h|json-c/|zstd\.h|threads\.h)")
+INCLUDE = re.compile(r'#\s*include\s*"([^"]+)"')
+
+
+def sources(root):
+    for folder in sorted(os.listdir(root)):
+        d = os.path.join(root, folder)
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            if name.endswith((".c", ".h", ".cpp", ".hpp")):
+                yield folder, os.path.join(folder, name)
+
+
+def find_cycle(graph):
+    """A cycle as a list of nodes, or None (iterative DFS, colours)."""
+    colour = {n: 0 for n in graph}
+    for start in sorted(graph):
+        if colour[start]:
+            continue
+        stack = [(start, iter(sorted(graph[start])))]
+        path = [start]
+        colour[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                colour[node] = 2
+                stack.pop()
+                path.pop()
+                continue
+            if nxt not in colour:
+                continue
+            if colour[nxt] == 1:
+                return path[path.index(nxt):] + [nxt]
+            if colour[nxt] == 0:
+                colour[nxt] = 1
+                path.append(nxt)
+                stack.append((nxt, iter(sorted(graph[nxt]))))
+    return None
+
+
+def check_includes(root):
+    errors = []
+    graph = {}
+    for folder, rel in sources(root):
+        text = open(os.path.join(root, rel), encoding="utf-8").read()
+        graph.setdefault(rel, set())
+        if folder in METHOD and FORBIDDEN_IN_METHOD.search(text):
+            errors.append(f"{rel}: the method includes {FORBIDDEN_IN_METHOD.search(text).group(0)}")
+        for inc in INCLUDE.findall(text):
+            if "/" not in inc:
+                target = os.path.join(folder, inc)
+            else:
+                target = inc
+            top = target.split("/")[0]
+            if top == "bosch":
+                continue  # public headers
+            if top != folder and top not in ALLOWED.get(folder, set()):
+                errors.append(f'{rel}: includes "{inc}" but {folder}/ may use only '
+                              f"{sorted(ALLOWED.get(folder, set())) or 'itself'}")
+            graph[rel].add(target)
+    cycle = find_cycle(graph)
+    if cycle:
+        errors.append("include cycle: " + " -> ".join(cycle))
+    return errors
+
+
+def check_calls(archive):
+    out = subprocess.run(["nm", "-A", archive], capture_output=True, text=True, check=True).stdout
+    defined, used = {}, {}
+    for line in out.splitlines():
+        m = re.match(r"^[^:]+:([^:]+\.o):\s*(?:[0-9a-fA-F]+)?\s+([A-Za-z])\s+(\S+)$", line)
+        if not m:
+            continue
+        obj, kind, sym = m.groups()
+        used.setdefault(obj, set())
+        if kind == "U":
+            used[obj].add(sym)
+        elif kind in "TDBRVWC":
+            defined[sym] = obj
+    graph = {o: set() for o in used}
+    for obj, syms in used.items():
+        for s in syms:
+            d = defined.get(s)
+            if d and d != obj:
+                graph[obj].add(d)
+    cycle = find_cycle(graph)
+    return ["call cycle: " + " -> ".join(cycle)] if cycle else []
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    errors = check_includes(sys.argv[1])
+    if len(sys.argv) > 2:
+        errors += check_calls(sys.argv[2])
+    for e in errors:
+        print("FAIL", e)
+    if not errors:
+        print("ok: module map respected, no include cycle" +
+              (", no call cycle between files" if len(sys.argv) > 2 else ""))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
