@@ -1,8 +1,13 @@
 #!/bin/sh
-# Asserts that the shared library exports only symbols named bosch_*.
-# Usage: check-symbols.sh PATH_TO_LIBBOSCH_SO
+# Asserts that the shared library exports only symbols named bosch_*, and,
+# given the committed list (test/abi/*.symbols), exactly those: a symbol
+# that disappears breaks the ABI; a new one must be added to the list (and
+# to CHANGELOG.md) on purpose.
+# Usage: check-symbols.sh PATH_TO_LIBRARY [EXPECTED_LIST [PREFIX]]
 set -u
-lib=${1:?usage: check-symbols.sh LIBRARY}
+lib=${1:?usage: check-symbols.sh LIBRARY [EXPECTED_LIST [PREFIX]]}
+expected=${2:-}
+prefix=${3:-bosch_}
 nm=${NM:-nm}
 if [ ! -f "$lib" ]; then
     echo "library not found: $lib"
@@ -16,12 +21,29 @@ if [ -z "$names" ]; then
     echo "no dynamic symbols defined in $lib"
     exit 1
 fi
-bad=$(printf '%s\n' "$names" | grep -v '^bosch_' || true)
-count=$(printf '%s\n' "$names" | grep -c '^bosch_' || true)
+bad=$(printf '%s\n' "$names" | grep -v "^$prefix" || true)
+count=$(printf '%s\n' "$names" | grep -c "^$prefix" || true)
 if [ -n "$bad" ]; then
     echo "symbols not starting with bosch_ exported by $lib:"
     printf '%s\n' "$syms" | grep -v ' bosch_' 
     exit 1
 fi
-echo "ok: $count exported symbols, all bosch_*"
+if [ -n "$expected" ]; then
+    actual=$(printf '%s\n' "$names" | LC_ALL=C sort -u)
+    want=$(LC_ALL=C sort -u "$expected")
+    gone=$(printf '%s\n' "$want" | while read -r s; do printf '%s\n' "$actual" | grep -qxF "$s" || echo "$s"; done)
+    new=$(printf '%s\n' "$actual" | while read -r s; do printf '%s\n' "$want" | grep -qxF "$s" || echo "$s"; done)
+    if [ -n "$gone" ]; then
+        echo "ABI break: symbols of $expected no longer exported by $lib:"
+        printf '  %s\n' $gone
+    fi
+    if [ -n "$new" ]; then
+        echo "new exported symbols not in $expected (add them there and to CHANGELOG.md):"
+        printf '  %s\n' $new
+    fi
+    [ -z "$gone" ] && [ -z "$new" ] || exit 1
+    echo "ok: $count exported symbols, all $prefix*, exactly the list in $expected"
+    exit 0
+fi
+echo "ok: $count exported symbols, all $prefix*"
 exit 0

@@ -821,6 +821,138 @@ START_TEST(result_before_start)
 }
 END_TEST
 
+
+/* ---- issue 9: create errors, the option table, the deprecated names ---- */
+
+START_TEST(create_error_says_why)
+{
+    ck_assert_ptr_null(bosch_problem_create(0, 8, 2));
+    ck_assert_int_eq(bosch_create_status(), BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_create_error(), "bosch_problem_create"));
+    ck_assert_ptr_nonnull(strstr(bosch_create_error(), "zero"));
+    ck_assert_ptr_null(bosch_strategy_builtin("no-such-strategy"));
+    ck_assert_int_eq(bosch_create_status(), BOSCH_E_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(bosch_create_error(), "no-such-strategy"));
+    ck_assert_ptr_null(bosch_optimizer_create(NULL));
+    ck_assert_int_eq(bosch_create_status(), BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_create_error(), "bosch_optimizer_create"));
+    ck_assert_ptr_null(bosch_strategy_create("x", NULL, NULL, NULL, NULL, NULL));
+    ck_assert_ptr_nonnull(strstr(bosch_create_error(), "propose"));
+    ck_assert_ptr_null(bosch_testbed_create(0, 1, 1));
+    ck_assert_ptr_nonnull(strstr(bosch_create_error(), "bosch_testbed_create"));
+}
+END_TEST
+
+/* Every option of the table: a name, a doc, a default that
+ * bosch_get_option reads back on a new handle, and a working setter. */
+START_TEST(option_table_enumerates)
+{
+    bosch_problem *p = bosch_problem_create(4, 2, 1);
+    bosch_optimizer *opt = bosch_optimizer_create(p);
+    size_t n = bosch_option_count();
+    ck_assert_uint_ge(n, 18);
+    ck_assert_ptr_null(bosch_option_name(n));
+    for (size_t i = 0; i < n; i++) {
+        const char *name = bosch_option_name(i);
+        ck_assert_ptr_nonnull(name);
+        ck_assert_ptr_nonnull(bosch_option_doc(name));
+        ck_assert_int_ge(bosch_option_type(name), BOSCH_OPTION_UINT);
+        const char *def = bosch_option_default(name);
+        ck_assert_ptr_nonnull(def);
+        char buf[256];
+        ck_assert_int_ge(bosch_get_option(opt, name, buf, sizeof buf), 0);
+        int type = bosch_option_type(name);
+        if (type == BOSCH_OPTION_DOUBLE) {
+            ck_assert_double_eq(strtod(buf, NULL), strtod(def, NULL));
+        } else {
+            ck_assert_str_eq(buf, def);
+        }
+        /* Setting the default by name is accepted. */
+        if (type != BOSCH_OPTION_PATH)
+            ck_assert_int_eq(bosch_set_option(opt, name, def), BOSCH_OK);
+    }
+    ck_assert_int_eq(bosch_option_type("nope"), BOSCH_E_OPTION);
+    ck_assert_ptr_null(bosch_option_doc("nope"));
+    ck_assert_str_eq(bosch_option_choices("variant"), "full|probe-only|group-only|layer-level");
+    double lo = 0, hi = 0;
+    ck_assert_int_eq(bosch_option_range("batch_size", &lo, &hi), BOSCH_OK);
+    ck_assert_double_eq(lo, 1);
+    ck_assert_double_eq(hi, 4096);
+    ck_assert_int_eq(bosch_option_range("variant", &lo, &hi), BOSCH_E_INVALID);
+    bosch_optimizer_free(opt);
+    bosch_problem_free(p);
+}
+END_TEST
+
+START_TEST(option_typed_by_name)
+{
+    bosch_problem *p = bosch_problem_create(4, 2, 1);
+    bosch_optimizer *opt = bosch_optimizer_create(p);
+    uint64_t u = 0;
+    double d = 0;
+    ck_assert_int_eq(bosch_set_option_uint(opt, "budget", 77), BOSCH_OK);
+    ck_assert_int_eq(bosch_get_option_uint(opt, "budget", &u), BOSCH_OK);
+    ck_assert_uint_eq(u, 77);
+    ck_assert_int_eq(bosch_set_option_uint(opt, "batch_size", 5000), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_set_option_uint(opt, "alpha", 1), BOSCH_E_OPTION);
+    ck_assert_int_eq(bosch_set_option_double(opt, "alpha", 0.25), BOSCH_OK);
+    ck_assert_int_eq(bosch_get_option_double(opt, "alpha", &d), BOSCH_OK);
+    ck_assert_double_eq(d, 0.25);
+    ck_assert_int_eq(bosch_set_option_double(opt, "probe_fraction", 1.5), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_set_option_double(opt, "time_limit", INFINITY), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_get_option_double(opt, "budget", &d), BOSCH_E_OPTION);
+    ck_assert_int_eq(bosch_set_option_uint(opt, "journal_sync", 1), BOSCH_OK);
+    ck_assert_int_eq(bosch_get_option_uint(opt, "journal_sync", &u), BOSCH_OK);
+    ck_assert_uint_eq(u, 1);
+    ck_assert_int_eq(bosch_set_option_uint(opt, "journal_sync", 2), BOSCH_E_INVALID);
+    /* Getters on an unknown name leave the handle's message alone. */
+    ck_assert_int_eq(bosch_set_option(opt, "bogus", "1"), BOSCH_E_OPTION);
+    char before[512];
+    snprintf(before, sizeof before, "%s", bosch_optimizer_last_error(opt));
+    ck_assert_int_eq(bosch_get_option_uint(opt, "other", &u), BOSCH_E_OPTION);
+    char buf[8];
+    ck_assert_int_eq(bosch_get_option(opt, "other", buf, sizeof buf), BOSCH_E_OPTION);
+    ck_assert_str_eq(bosch_optimizer_last_error(opt), before);
+    bosch_optimizer_free(opt);
+    bosch_problem_free(p);
+}
+END_TEST
+
+/* The pre-1.0 names still work until 1.0. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+static int propose_none(void *st, const bosch_subproblem *sp, uint8_t *c, size_t max, size_t *n)
+{
+    (void)st;
+    (void)sp;
+    (void)c;
+    (void)max;
+    *n = 0;
+    return 0;
+}
+
+START_TEST(deprecated_aliases)
+{
+    bosch_problem *p = bosch_problem_create(4, 2, 1);
+    bosch_optimizer *opt = bosch_create(p);
+    ck_assert_ptr_nonnull(opt);
+    ck_assert_str_eq(bosch_last_error(opt), "");
+    ck_assert_int_eq(bosch_set_option(opt, "bogus", "1"), BOSCH_E_OPTION);
+    ck_assert_str_eq(bosch_last_error(opt), bosch_optimizer_last_error(opt));
+    bosch_destroy(opt);
+    bosch_strategy *s = bosch_strategy_new("none", NULL, propose_none, NULL, NULL, NULL);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(bosch_strategy_name(s), "none");
+    bosch_strategy_free(s);
+    bosch_problem_free(p);
+}
+END_TEST
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("api");
@@ -856,6 +988,10 @@ static Suite *api_suite(void)
     tcase_add_test(tc, state_after_start);
     tcase_add_test(tc, infeasible_problem_reported_on_first_ask);
     tcase_add_test(tc, result_before_start);
+    tcase_add_test(tc, create_error_says_why);
+    tcase_add_test(tc, option_table_enumerates);
+    tcase_add_test(tc, option_typed_by_name);
+    tcase_add_test(tc, deprecated_aliases);
     return s;
 }
 
