@@ -38,8 +38,9 @@ bosch_subproblem *subproblem_new(size_t n, size_t nblocks, const uint32_t *block
     sp->inc = calloc(n, 1);
     sp->scratch = calloc(bitset_words(sp->units), sizeof *sp->scratch);
     sp->full = calloc(sp->units, 1);
+    sp->rng = malloc(sizeof *sp->rng);
     if (!sp->block_of || !sp->counts || !sp->block_start || !sp->block_vars || !sp->base ||
-        !sp->var_start || !sp->var_units || !sp->inc || !sp->scratch || !sp->full) {
+        !sp->var_start || !sp->var_units || !sp->inc || !sp->scratch || !sp->full || !sp->rng) {
         bosch_subproblem_free(sp);
         return NULL;
     }
@@ -80,7 +81,7 @@ bosch_subproblem *subproblem_new(size_t n, size_t nblocks, const uint32_t *block
     }
     if (base)
         memcpy(sp->base, base, sp->units);
-    prng_init(&sp->rng, seed, stream);
+    prng_init(sp->rng, seed, stream);
     sp->inc_record = -1;
     sp->value_of = identity_value;
     return sp;
@@ -116,13 +117,14 @@ void bosch_subproblem_free(bosch_subproblem *sp)
     free(sp->inc);
     free(sp->scratch);
     free(sp->full);
+    free(sp->rng);
     free(sp->repair_prio);
     if (sp->own_store.slots)
         store_free(&sp->own_store);
     free(sp);
 }
 
-void subproblem_expand(bosch_subproblem *sp, const uint8_t *x)
+void subproblem_expand(const bosch_subproblem *sp, const uint8_t *x)
 {
     memcpy(sp->full, sp->base, sp->units);
     for (size_t v = 0; v < sp->n; v++)
@@ -160,13 +162,13 @@ static int repair_with(const bosch_subproblem *sp, uint8_t *x, const double *pri
     return (int)changed;
 }
 
-int subproblem_repair_random(bosch_subproblem *sp, uint8_t *x)
+int subproblem_repair_random(const bosch_subproblem *sp, uint8_t *x)
 {
     double *prio = malloc(sp->n * sizeof *prio);
     if (!prio)
         return BOSCH_E_NOMEM;
     for (size_t v = 0; v < sp->n; v++)
-        prio[v] = prng_uniform(&sp->rng);
+        prio[v] = prng_uniform(sp->rng);
     int rc = repair_with(sp, x, prio);
     free(prio);
     return rc;
@@ -233,10 +235,8 @@ int bosch_subproblem_lookup(const bosch_subproblem *sp, const uint8_t *x, double
 {
     if (!sp || !x || !sp->store)
         return 0;
-    /* The view is const for strategies; the scratch buffers are ours. */
-    bosch_subproblem *m = (bosch_subproblem *)sp;
-    subproblem_expand(m, x);
-    int64_t r = store_find(sp->store, m->scratch);
+    subproblem_expand(sp, x);
+    int64_t r = store_find(sp->store, sp->scratch);
     if (r < 0)
         return 0;
     if (value)
@@ -246,12 +246,12 @@ int bosch_subproblem_lookup(const bosch_subproblem *sp, const uint8_t *x, double
 
 uint64_t bosch_subproblem_random(const bosch_subproblem *sp)
 {
-    return sp ? prng_next(&((bosch_subproblem *)sp)->rng) : 0;
+    return sp ? prng_next(sp->rng) : 0;
 }
 
 uint64_t bosch_subproblem_random_below(const bosch_subproblem *sp, uint64_t bound)
 {
-    return sp ? prng_below(&((bosch_subproblem *)sp)->rng, bound) : 0;
+    return sp ? prng_below(sp->rng, bound) : 0;
 }
 
 int bosch_subproblem_repair(const bosch_subproblem *sp, uint8_t *x, const double *priority)
@@ -259,7 +259,7 @@ int bosch_subproblem_repair(const bosch_subproblem *sp, uint8_t *x, const double
     if (!sp || !x)
         return BOSCH_E_INVALID;
     if (!priority)
-        return subproblem_repair_random((bosch_subproblem *)sp, x);
+        return subproblem_repair_random(sp, x);
     return repair_with(sp, x, priority);
 }
 

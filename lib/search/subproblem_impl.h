@@ -21,7 +21,8 @@ struct bosch_subproblem {
     uint8_t *base;         /* full mask the variables are written into */
     size_t *var_start;     /* n + 1, into var_units */
     size_t *var_units;     /* units each variable sets */
-    prng rng;
+    prng *rng;             /* the random stream (behind a pointer: a strategy's const
+                              view draws from it; scratch and full likewise) */
     uint64_t budget, used;
     uint8_t *inc;          /* incumbent (n) */
     double inc_value;
@@ -47,9 +48,9 @@ bosch_subproblem *subproblem_new(size_t n, size_t nblocks, const uint32_t *block
                                  uint64_t seed, uint64_t stream);
 /* Writes x into sp->full (the base with the variables applied, repaired to
  * the global target when global_repair is set) and packs it into sp->scratch. */
-void subproblem_expand(bosch_subproblem *sp, const uint8_t *x);
+void subproblem_expand(const bosch_subproblem *sp, const uint8_t *x);
 /* Repair to block counts with random tie-breaking. */
-int subproblem_repair_random(bosch_subproblem *sp, uint8_t *x);
+int subproblem_repair_random(const bosch_subproblem *sp, uint8_t *x);
 /* Restricts a full mask to the variables (var takes its first unit's value). */
 void subproblem_restrict(const bosch_subproblem *sp, const uint8_t *full, uint8_t *x);
 
