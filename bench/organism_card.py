@@ -8,7 +8,11 @@ Through `bosch eval` on the model's held-out tasks (exact-match accuracy):
     others SWA): the table of single-unit effects.
 Prints a Markdown report (and writes it with --markdown).
 
+The mask files are written by libbosch through the Python binding
+(bindings/python, bosch.Selection), loaded from --library.
+
 Usage: bench/organism_card.py [--bosch build/cli/bosch] [--model models/organism]
+                              [--library build/lib/libbosch.so.0]
                               [--work DIR] [--markdown FILE]
 """
 import argparse
@@ -18,6 +22,17 @@ import re
 import subprocess
 import sys
 import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load_binding(library):
+    """The bosch package of bindings/python over `library`."""
+    if library:
+        os.environ["BOSCH_LIBRARY"] = os.path.abspath(library)
+    sys.path.insert(0, os.path.join(REPO, "bindings", "python"))
+    import bosch  # noqa: E402 (needs BOSCH_LIBRARY first)
+    return bosch
 
 
 def evaluate(bosch, model, mask_path, task):
@@ -34,9 +49,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bosch", default="build/cli/bosch")
     ap.add_argument("--model", default="models/organism")
+    ap.add_argument("--library", default="build/lib/libbosch.so.0",
+                    help="libbosch for the Python binding ('' = the binding's own lookup)")
     ap.add_argument("--work", default=None)
     ap.add_argument("--markdown")
     args = ap.parse_args()
+    bosch = load_binding(args.library)
     work = args.work or tempfile.mkdtemp(prefix="organism-card-")
     os.makedirs(work, exist_ok=True)
     with open(os.path.join(args.model, "config.json")) as f:
@@ -49,12 +67,13 @@ def main():
 
     def mask_file(name, bits):
         path = os.path.join(work, name + ".json")
-        with open(path, "w") as f:
-            json.dump({"format": "bosch-mask", "format_version": 1, "method": name,
-                       "model": {"layers": L, "kv_groups": G, "heads_per_group": H},
-                       "units": U, "unit_mask": "".join("1" if b else "0" for b in bits),
-                       "settings": {"window": sugg.get("window", 32),
-                                    "sink": sugg.get("sink", 4)}}, f)
+        sel = bosch.Selection(L, G, H)
+        sel.mask = bits
+        sel.method = name
+        sel.set_setting("window", sugg.get("window", 32))
+        sel.set_setting("sink", sugg.get("sink", 4))
+        sel.write_json(path)
+        sel.close()
         return path
 
     heldout = os.path.join(args.model, sugg["heldout"])

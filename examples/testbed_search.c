@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "console.h"
+#include "numbers.h"
 
 enum { EXIT_DONE = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_STOPPED = 3 };
 
@@ -93,30 +94,6 @@ static void usage(FILE *f, const char *argv0)
             "  --time-limit S    stop after S seconds (0 = none)\n"
             "exit codes: 0 done, 3 stopped (signal or time limit), 1 error, 2 usage\n",
             argv0);
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_ull(const char *s, unsigned long long *out)
-{
-    char *end;
-    errno = 0;
-    if (*s == '-')
-        return -1;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 static int parse_args(int argc, char **argv, struct settings *s)

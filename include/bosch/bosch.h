@@ -140,6 +140,7 @@ typedef struct bosch_result bosch_result;         /* snapshot of a search's outc
 typedef struct bosch_progress bosch_progress;     /* progress event, valid during the callback */
 typedef struct bosch_strategy bosch_strategy;     /* search strategy descriptor (strategy.h) */
 typedef struct bosch_subproblem bosch_subproblem; /* what a strategy searches (strategy.h) */
+typedef struct bosch_selection bosch_selection; /* a result file's content (selection.h) */
 
 /* ------------------------------------------------------------------------ */
 /* Problem: the shape of the model and the constraints on the mask           */
@@ -236,5 +237,6 @@ BOSCH_API double bosch_kv_saving(double swa_ratio, uint64_t context, uint64_t wi
 #include "bosch/strategy.h"
 #include "bosch/optimizer.h"
 #include "bosch/baselines.h"
+#include "bosch/selection.h"
 
 #endif /* BOSCH_BOSCH_H */

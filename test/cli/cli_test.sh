@@ -34,6 +34,17 @@ if [ "$MODE" = basic ]; then
     expect 2 "bad value 'foo' for --metric" "$BOSCH" eval --metric foo
     expect 2 "which mask" "$BOSCH" show
     expect 2 "unexpected argument" "$BOSCH" show a.json b.json
+    # a separate option set per command, and its own help
+    expect 2 "show: unknown option '--budget'" "$BOSCH" show --budget 5 x.json
+    expect 2 "baseline: unknown option '--budget'" "$BOSCH" baseline --kind bme --budget 5
+    expect 2 "eval: unknown option '--ratio'" "$BOSCH" eval --ratio 0.5
+    expect 0 "usage: bosch search" "$BOSCH" search --help
+    grep -q -- "--budget N" "$T/out" || fail "search --help: no --budget"
+    grep -q -- "--model DIR" "$T/out" || fail "search --help: no --model"
+    grep -q -- "--kind" "$T/out" && fail "search --help lists --kind"
+    expect 0 "usage: bosch show" "$BOSCH" show --help
+    grep -q -- "--budget" "$T/out" && fail "show --help lists --budget"
+    expect 0 "--kind K" "$BOSCH" baseline -h
     expect 1 "No such file" "$BOSCH" show "$T/missing.json"
     # search with a missing model directory: exit 1 (or backend not built)
     expect 1 "bosch: " "$BOSCH" search --model "$T/no-such-model"
@@ -95,7 +106,10 @@ expect 0 "wrote" "$BOSCH" search $COMMON --budget 30 --out "$T/a"
 for f in a.json a.tsv a.svg a.history.jsonl; do [ -s "$T/$f" ] || fail "search: no $f"; done
 [ "$(wc -l <"$T/a.history.jsonl")" -gt 2 ] || fail "search: history too short"
 [ "$(wc -l <"$T/a.tsv")" = 4 ] || fail "tsv: expected 4 lines (layers)"
-head -n 1 "$T/a.tsv" | grep -Eq '^[01]	[01]	[01]	[01]$' || fail "tsv: 4 tab-separated heads"
+# per KV head: 2 tab-separated columns (KV groups), 1 = full, the inverse of unit_mask
+grep -Evq '^[01]	[01]$' "$T/a.tsv" && fail "tsv: expected 2 tab-separated KV heads per line"
+um=$(tr -d ' \n' <"$T/a.json" | sed -n 's/.*"unit_mask":"\([01]*\)".*/\1/p')
+[ "$(tr -d '\t\n' <"$T/a.tsv" | tr 01 10)" = "$um" ] || fail "tsv: not the inverse of unit_mask"
 grep -q '"unit_mask"' "$T/a.json" || fail "json: no unit_mask"
 grep -q '<svg' "$T/a.svg" || fail "svg"
 expect 0 "score " "$BOSCH" eval --mask "$T/a.json" $COMMON --seed 5

@@ -24,6 +24,7 @@ from .errors import (AnchorsError, BadScoreError, BoschError, BoschIOError, Erro
 from .optimizer import (STAGES, HistoryRecord, JournalMode, LogLevel, Optimizer, Progress,
                         Result, Stage, Variant, stage_name, variant_name)
 from .problem import FIX_FULL, FIX_NONE, FIX_SWA, Problem, kv_saving, repair
+from .selection import SCORE_KINDS, ScoreKind, Selection, read_selection, write_history
 from .strategy import (PYTHON_EXCEPTION_STATUS, SolveResult, Strategy, Subproblem,
                        builtin_strategies, solve_subproblem)
 from .testbed import TESTBED_PARAMS, Testbed
@@ -48,6 +49,8 @@ __all__ = [
     # strategies
     "Strategy", "Subproblem", "builtin_strategies", "solve_subproblem", "SolveResult",
     "PYTHON_EXCEPTION_STATUS",
+    # result files
+    "Selection", "ScoreKind", "SCORE_KINDS", "read_selection", "write_history",
     # baselines
     "baseline_layers", "baseline_static", "baseline_static_heads", "LAYER_PATTERNS",
     "REDUCTIONS",

@@ -1,0 +1,36 @@
+/* The libtorch side of the bosch command (libbosch-torch): loading the
+ * model, the task and the evaluator of a command, scoring masks, the
+ * static head scorers. Built only with the backend (BOSCH_CLI_TORCH). */
+#ifndef BOSCH_CLI_BACKEND_H
+#define BOSCH_CLI_BACKEND_H
+
+#include <bosch/torch.h>
+
+#include "cli.h"
+
+struct backend {
+    bosch_torch_model *m;
+    bosch_torch_task *t;
+    bosch_torch_evaluator *e;
+    uint32_t L, G, H, V;
+    const char *dir;
+};
+
+/* Loads s->model, the task (--task, or NIAH) and the evaluator (window,
+ * sink, metric, batch, prefix cache). With a task file, s->context becomes
+ * its prompt length (the context of the KV saving). 0, or EXIT_ERROR after
+ * a message; backend_free() in both cases. */
+int backend_open(struct settings *s, struct backend *b);
+void backend_free(struct backend *b);
+
+/* Scores n masks of b's units; 0, or EXIT_ERROR after a message. */
+int score_masks(struct backend *b, const uint8_t *masks, size_t n, double *scores);
+
+/* The backend scorer of a static-score baseline kind, or -1. */
+int scorer_of(const char *kind);
+
+/* Prints a libbosch failure ("WHAT: NAME: message", and a hint for
+ * BOSCH_E_ANCHORS); returns EXIT_ERROR. opt may be NULL. */
+int opt_fail(int rc, const char *what, const bosch_optimizer *opt);
+
+#endif

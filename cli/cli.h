@@ -1,0 +1,55 @@
+/* Shared declarations of the bosch command (cli/): exit codes, messages,
+ * the settings every command fills, the commands. See docs/cli.md. */
+#ifndef BOSCH_CLI_H
+#define BOSCH_CLI_H
+
+#include <bosch/bosch.h>
+
+enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_STOPPED = 3 };
+
+/* Prints "bosch: MESSAGE\n" on stderr. */
+void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Reports that the model commands need libbosch-torch; returns EXIT_ERROR. */
+int no_backend(const char *cmd);
+
+/* What the options of a command set (each command reads its own part). */
+struct settings {
+    const char *model;   /* --model (NULL = default) */
+    const char *task;    /* --task JSONL (or the model's default task) */
+    int niah;            /* --niah */
+    int niah_given, budget_given;
+    char task_buf[4096]; /* storage of a default task path */
+    unsigned context, samples, needles, key_len, value_len;
+    int context_given;
+    double ratio;
+    unsigned window, sink;
+    int window_given, sink_given, metric_given;
+    unsigned long long budget, seed;
+    unsigned threads, eval_batch, batch_size;
+    int no_prefix_cache;
+    const char *journal;
+    const char *strategy;
+    const char *variant;
+    const char *metric;
+    const char *out;
+    const char *kind;    /* baseline */
+    const char *mask;    /* eval, show */
+    const char *device;
+    double time_limit;
+    char metric_buf[16]; /* storage of a metric read from a mask file (eval) */
+};
+
+void settings_default(struct settings *s);
+
+/* The window used: --window, else 128, lowered to context/4 for a NIAH task
+ * shorter than 512 tokens (so that SWA differs from full attention). */
+unsigned effective_window(const struct settings *s);
+
+/* The commands (argv[0] is the command's name). Each returns an exit code. */
+int cmd_search(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+
+#endif

@@ -1,0 +1,103 @@
+/* bosch eval --mask PREFIX.json: scores a saved mask, with the all-full and
+ * all-SWA anchors, on the task (by default the model's held-out task). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "model_dir.h"
+#include "options.h"
+#include "output.h"
+#ifdef BOSCH_CLI_TORCH
+#include "backend.h"
+#endif
+
+#ifdef BOSCH_CLI_TORCH
+/* Window, sink, metric (and a NIAH mask's context) default to the mask's settings. */
+static void take_mask_settings(struct settings *s, const bosch_selection *sel)
+{
+    struct mask_settings ms;
+    mask_settings(sel, &ms);
+    if (!s->window_given && ms.window) {
+        s->window = ms.window;
+        s->window_given = 1;
+    }
+    if (!s->sink_given && ms.have_sink) {
+        s->sink = ms.sink;
+        s->sink_given = 1;
+    }
+    if (!s->metric_given && *ms.metric) {
+        snprintf(s->metric_buf, sizeof s->metric_buf, "%s", ms.metric);
+        s->metric = s->metric_buf;
+        s->metric_given = 1;
+    }
+    if (!s->task && ms.context) {
+        s->niah = 1;
+        if (!s->context_given)
+            s->context = ms.context;
+    }
+}
+
+static int run_eval(struct settings *s, const bosch_selection *sel)
+{
+    struct backend b;
+    int status = EXIT_ERROR;
+    uint8_t *masks = NULL;
+    uint32_t L = bosch_selection_layers(sel), G = bosch_selection_kv_groups(sel),
+             H = bosch_selection_heads_per_group(sel);
+    if (backend_open(s, &b))
+        goto out;
+    if (b.L != L || b.G != G || b.H != H) {
+        errorf("%s: mask shape %u x %u x %u differs from the model's %u x %u x %u "
+               "(layers x KV groups x heads/group)",
+               s->mask, L, G, H, b.L, b.G, b.H);
+        goto out;
+    }
+    size_t units = (size_t)b.L * b.G;
+    if (!(masks = calloc(3, units))) {
+        errorf("out of memory");
+        goto out;
+    }
+    bosch_selection_mask(sel, masks, units);
+    memset(masks + 2 * units, 1, units);
+    double sc[3];
+    if (score_masks(&b, masks, 3, sc))
+        goto out;
+    printf("mask %s (%.63s), SWA ratio %.4f, task %s, metric %s, window %u, sink %u\n", s->mask,
+           shown_method(sel), bosch_selection_ratio(sel), s->task ? s->task : "niah", s->metric,
+           effective_window(s), s->sink);
+    printf("score %.6g (full %.6g, all-SWA %.6g)", sc[0], sc[1], sc[2]);
+    if (sc[1] > sc[2])
+        printf(", normalised %.4f", (sc[0] - sc[2]) / (sc[1] - sc[2]));
+    printf("\n");
+    status = EXIT_OK;
+out:
+    free(masks);
+    backend_free(&b);
+    return status;
+}
+#endif
+
+int cmd_eval(int argc, char **argv)
+{
+    struct settings s;
+    settings_default(&s);
+    int rc = parse_command(CMD_EVAL, argc, argv, &s, NULL);
+    if (rc)
+        return rc;
+#ifndef BOSCH_CLI_TORCH
+    return no_backend(argv[0]);
+#else
+    if (!s.mask) {
+        errorf("eval: --mask PREFIX.json is required");
+        return EXIT_USAGE;
+    }
+    bosch_selection *sel = read_mask(s.mask);
+    if (!sel)
+        return EXIT_ERROR;
+    take_mask_settings(&s, sel);
+    rc = model_setup(&s, 1) ? EXIT_ERROR : run_eval(&s, sel);
+    bosch_selection_free(sel);
+    return rc;
+#endif
+}

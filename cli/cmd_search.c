@@ -1,0 +1,171 @@
+/* bosch search: BOSCH on a Qwen3 checkpoint (libbosch-torch evaluator),
+ * interruptible and resumable; writes PREFIX.json, .tsv, .svg and
+ * .history.jsonl. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "model_dir.h"
+#include "options.h"
+#include "output.h"
+#ifdef BOSCH_CLI_TORCH
+#include "backend.h"
+#include "console.h"
+#endif
+
+#ifdef BOSCH_CLI_TORCH
+/* The search options; 0, or EXIT_ERROR after a message. */
+static int configure(bosch_optimizer *opt, const struct settings *s)
+{
+    char buf[64], bbuf[32], sbuf[32];
+    snprintf(bbuf, sizeof bbuf, "%llu", s->budget);
+    snprintf(sbuf, sizeof sbuf, "%llu", s->seed);
+    const struct { const char *name, *value; } opts[] = {
+        {"budget", bbuf}, {"seed", sbuf}, {"strategy", s->strategy}, {"variant", s->variant},
+    };
+    int rc;
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if ((rc = bosch_set_option(opt, opts[i].name, opts[i].value))) {
+            snprintf(buf, sizeof buf, "--%s %s", opts[i].name, opts[i].value);
+            return opt_fail(rc, buf, opt);
+        }
+    if (s->batch_size) {
+        snprintf(bbuf, sizeof bbuf, "%u", s->batch_size);
+        if ((rc = bosch_set_option(opt, "batch_size", bbuf)))
+            return opt_fail(rc, "--batch-size", opt);
+    }
+    if ((rc = bosch_set_threads(opt, s->threads)))
+        return opt_fail(rc, "--threads", opt);
+    if (s->time_limit > 0 && (rc = bosch_set_time_limit(opt, s->time_limit)))
+        return opt_fail(rc, "--time-limit", opt);
+    if (s->journal && (rc = bosch_set_journal(opt, s->journal, BOSCH_JOURNAL_AUTO)))
+        return opt_fail(rc, "--journal", opt);
+    return 0;
+}
+
+static int stopped(int rc)
+{
+    return rc == BOSCH_FORCED_STOP || rc == BOSCH_TIME_REACHED;
+}
+
+/* Writes the outputs of a feasible result and prints the summary; 0, or
+ * EXIT_ERROR after a message. */
+static int report(const bosch_result *res, const bosch_problem *prob, const struct settings *s)
+{
+    bosch_selection *sel = bosch_selection_from_result(res, prob);
+    if (!sel) {
+        errorf("out of memory"); /* the shapes agree: nothing else can fail */
+        return EXIT_ERROR;
+    }
+    int status = EXIT_ERROR;
+    char *hp = NULL;
+    if (record_run(sel, s, "bosch") || write_outputs(sel, s->out))
+        goto out;
+    hp = path_with(s->out, ".history.jsonl");
+    if (!hp || bosch_result_write_history(res, hp)) {
+        errorf("cannot write %s.history.jsonl", s->out);
+        goto out;
+    }
+    print_picture(sel);
+    print_scores(sel);
+    uint64_t ev[BOSCH_STAGE_COUNT + 1], replayed = 0;
+    for (int i = 0; i < BOSCH_STAGE_COUNT; i++)
+        bosch_selection_evaluations(sel, i, &ev[i]);
+    bosch_selection_evaluations(sel, -1, &ev[BOSCH_STAGE_COUNT]);
+    bosch_selection_replayed(sel, &replayed);
+    printf("evaluations %llu (anchors %llu, probe %llu, alloc %llu, group %llu; replayed %llu), "
+           "status %s\nwrote %s.json, %s.tsv, %s.svg, %s.history.jsonl\n",
+           (unsigned long long)ev[BOSCH_STAGE_COUNT], (unsigned long long)ev[0],
+           (unsigned long long)ev[1], (unsigned long long)ev[2], (unsigned long long)ev[3],
+           (unsigned long long)replayed, bosch_selection_status(sel), s->out, s->out, s->out,
+           s->out);
+    status = EXIT_OK;
+out:
+    free(hp);
+    bosch_selection_free(sel);
+    return status;
+}
+
+/* Runs the search on the backend's evaluator; the exit code. */
+static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backend *b,
+                  const struct settings *s)
+{
+    bosch_result *res = NULL;
+    bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, b->e);
+    struct console_progress pr;
+    console_progress_init(&pr);
+    bosch_set_progress(opt, console_on_progress, &pr);
+    fprintf(stderr, "model %s: %u layers x %u KV groups x %u heads/group; task %s; window %u, sink %u\n",
+            b->dir, b->L, b->G, b->H, s->task ? s->task : "niah", effective_window(s), s->sink);
+    const int search_rc = console_run(opt, &pr, EXIT_STOPPED);
+    int rc, status = EXIT_ERROR;
+    if (search_rc == INT32_MIN) {
+        errorf("cannot start the search thread");
+    } else if (bosch_is_error(search_rc)) {
+        status = opt_fail(search_rc, "search", opt);
+        if (search_rc == BOSCH_E_EVALUATOR)
+            errorf("evaluator: %s", bosch_torch_evaluator_last_error(b->e));
+    } else if ((rc = bosch_get_result(opt, &res))) {
+        status = opt_fail(rc, "result", opt);
+    } else if (!bosch_result_feasible(res)) {
+        errorf("the search stopped before any mask with the target ratio was evaluated; "
+               "nothing written");
+        status = stopped(search_rc) ? EXIT_STOPPED : EXIT_ERROR;
+    } else if (!report(res, prob, s)) {
+        status = EXIT_OK;
+        if (stopped(search_rc) || stopped(bosch_result_status(res))) {
+            if (s->journal)
+                fprintf(stderr, "stopped; rerun with --journal %s to resume\n", s->journal);
+            status = EXIT_STOPPED;
+        }
+    }
+    bosch_result_free(res);
+    return status;
+}
+
+static int run_search(struct settings *s)
+{
+    struct backend b;
+    int status = EXIT_ERROR;
+    bosch_problem *prob = NULL;
+    bosch_optimizer *opt = NULL;
+    if (backend_open(s, &b))
+        goto out;
+    if (!(prob = bosch_torch_model_problem(b.m))) {
+        errorf("out of memory");
+        goto out;
+    }
+    int rc = bosch_problem_set_target_ratio(prob, s->ratio);
+    if (rc) {
+        status = opt_fail(rc, "ratio", NULL);
+        goto out;
+    }
+    if (!(opt = bosch_optimizer_create(prob))) {
+        errorf("out of memory");
+        goto out;
+    }
+    if (!configure(opt, s))
+        status = search(opt, prob, &b, s);
+out:
+    bosch_optimizer_free(opt);
+    bosch_problem_free(prob);
+    backend_free(&b);
+    return status;
+}
+#endif
+
+int cmd_search(int argc, char **argv)
+{
+    struct settings s;
+    settings_default(&s);
+    int rc = parse_command(CMD_SEARCH, argc, argv, &s, NULL);
+    if (rc)
+        return rc;
+#ifndef BOSCH_CLI_TORCH
+    return no_backend(argv[0]);
+#else
+    if (model_setup(&s, 0))
+        return EXIT_ERROR;
+    return run_search(&s);
+#endif
+}

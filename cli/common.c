@@ -1,0 +1,54 @@
+/* Messages and settings shared by the commands of the bosch command. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+void errorf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "bosch: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int no_backend(const char *cmd)
+{
+    errorf("%s: this bosch was built without the libtorch backend (libbosch-torch); "
+           "rebuild libbosch with libtorch available (meson setup -Dtorch=enabled)", cmd);
+    return EXIT_ERROR;
+}
+
+void settings_default(struct settings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->context = 1024;
+    s->samples = 8;
+    s->needles = 1;
+    s->key_len = 2;
+    s->value_len = 2;
+    s->ratio = 0.5;
+    s->window = 128;
+    s->sink = 4;
+    s->budget = 500;
+    s->seed = 0;
+    s->threads = 1;
+    s->eval_batch = 8;
+    s->strategy = "auto";
+    s->variant = "full";
+    s->metric = "exact";
+    s->out = "bosch-mask";
+    s->device = "auto";
+}
+
+unsigned effective_window(const struct settings *s)
+{
+    if (s->window_given)
+        return s->window;
+    if (s->niah && s->context / 4 < s->window)
+        return s->context / 4 ? s->context / 4 : 1;
+    return s->window;
+}

@@ -1,0 +1,77 @@
+/* bosch: command-line front end of libbosch (and libbosch-torch when built).
+ *
+ *   bosch search   [options]            run BOSCH on a Qwen3 checkpoint
+ *   bosch baseline --kind K [options]   a baseline selection (layer patterns, ablation,
+ *                                       static head scores)
+ *   bosch eval     --mask PREFIX.json   score a saved mask
+ *   bosch show     PREFIX.json          print a saved mask
+ *   bosch help | --help | --version;  bosch COMMAND --help
+ *
+ * One file per command (cmd_*.c) with its own option set (options.c); the
+ * libtorch glue in backend.c, model directories and bosch.json in
+ * model_dir.c, result files through libbosch's bosch_selection (output.c).
+ * See docs/cli.md. Exit codes: 0 success, 1 runtime error, 2 usage error,
+ * 3 search stopped by a signal or the time limit (outputs still written).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "options.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: bosch <command> [options]\n"
+        "commands:\n"
+        "  search     select SWA heads of a model with BOSCH\n"
+        "  baseline   a baseline selection: --kind KIND (below)\n"
+        "  eval       score a saved mask: --mask PREFIX.json\n"
+        "  show       print a saved mask: bosch show PREFIX.json\n"
+        "  help       this text;  --version  versions\n"
+        "'bosch <command> --help' lists the options of one command.\n");
+    print_all_options(f);
+}
+
+static int version(void)
+{
+    printf("bosch %s (libbosch %s, libtorch backend: %s)\n", BOSCH_VERSION_STRING,
+           bosch_version_string(),
+#ifdef BOSCH_CLI_TORCH
+           "yes"
+#else
+           "not built"
+#endif
+    );
+    return EXIT_OK;
+}
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"search", cmd_search},
+    {"baseline", cmd_baseline},
+    {"eval", cmd_eval},
+    {"show", cmd_show},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version"))
+        return version();
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    errorf("unknown command '%s' (commands: search, baseline, eval, show, help)", cmd);
+    return EXIT_USAGE;
+}

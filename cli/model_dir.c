@@ -1,0 +1,155 @@
+/* The model directory of a command and its bosch.json suggestions. */
+#include "model_dir.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef BOSCH_DEFAULT_MODEL_DIR
+#define BOSCH_DEFAULT_MODEL_DIR "/usr/local/share/libbosch/organism"
+#endif
+#ifndef BOSCH_SOURCE_MODEL_DIR
+#define BOSCH_SOURCE_MODEL_DIR ""
+#endif
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The model directory: --model, $BOSCH_DEFAULT_MODEL, the installed default,
+ * the source tree's models/organism. NULL after a message. */
+static const char *resolve_model(const struct settings *s)
+{
+    if (s->model) {
+        if (!is_dir(s->model)) {
+            errorf("model directory '%s' does not exist", s->model);
+            return NULL;
+        }
+        return s->model;
+    }
+    const char *env = getenv("BOSCH_DEFAULT_MODEL");
+    if (env && *env) {
+        if (!is_dir(env)) {
+            errorf("BOSCH_DEFAULT_MODEL='%s' is not a directory", env);
+            return NULL;
+        }
+        return env;
+    }
+    if (is_dir(BOSCH_DEFAULT_MODEL_DIR))
+        return BOSCH_DEFAULT_MODEL_DIR;
+    if (is_dir(BOSCH_SOURCE_MODEL_DIR))
+        return BOSCH_SOURCE_MODEL_DIR;
+    errorf("no model: give --model DIR or set BOSCH_DEFAULT_MODEL (the default model is "
+           "looked for in %s%s%s, not found)",
+           BOSCH_DEFAULT_MODEL_DIR, *BOSCH_SOURCE_MODEL_DIR ? " and " : "", BOSCH_SOURCE_MODEL_DIR);
+    return NULL;
+}
+
+/* The default task ("calib" or "heldout", relative to the directory). */
+static int default_task(struct settings *s, json_object *root, const char *path,
+                        const char *dir, const char *key)
+{
+    json_object *v;
+    if (s->task || s->niah_given || !json_object_object_get_ex(root, key, &v))
+        return 0;
+    if (!json_object_is_type(v, json_type_string) || !*json_object_get_string(v)) {
+        errorf("%s: \"%s\" must be a file name", path, key);
+        return EXIT_ERROR;
+    }
+    const char *f = json_object_get_string(v);
+    int n = f[0] == '/' ? snprintf(s->task_buf, sizeof s->task_buf, "%s", f)
+                        : snprintf(s->task_buf, sizeof s->task_buf, "%s/%s", dir, f);
+    if (n >= (int)sizeof s->task_buf) {
+        errorf("%s: path of \"%s\" too long", path, key);
+        return EXIT_ERROR;
+    }
+    s->task = s->task_buf;
+    return 0;
+}
+
+/* window, sink, budget, metric: replace the built-in defaults. */
+static int default_numbers(struct settings *s, json_object *root, const char *path)
+{
+    json_object *v;
+    struct { const char *name; unsigned *dst; int *given; unsigned lo; } nums[] = {
+        {"window", &s->window, &s->window_given, 1},
+        {"sink", &s->sink, &s->sink_given, 0},
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        if (!json_object_object_get_ex(root, nums[i].name, &v))
+            continue;
+        int64_t x = json_object_get_int64(v);
+        if (!json_object_is_type(v, json_type_int) || x < nums[i].lo || x > (1 << 30)) {
+            errorf("%s: \"%s\" must be an integer >= %u", path, nums[i].name, nums[i].lo);
+            return EXIT_ERROR;
+        }
+        if (!*nums[i].given) {
+            *nums[i].dst = (unsigned)x;
+            *nums[i].given = 1;
+        }
+    }
+    if (json_object_object_get_ex(root, "budget", &v)) {
+        int64_t x = json_object_get_int64(v);
+        if (!json_object_is_type(v, json_type_int) || x < 2) {
+            errorf("%s: \"budget\" must be an integer >= 2", path);
+            return EXIT_ERROR;
+        }
+        if (!s->budget_given)
+            s->budget = (unsigned long long)x;
+    }
+    if (json_object_object_get_ex(root, "metric", &v)) {
+        const char *m = json_object_get_string(v);
+        if (!json_object_is_type(v, json_type_string) ||
+            (strcmp(m, "exact") && strcmp(m, "logprob"))) {
+            errorf("%s: \"metric\" must be \"exact\" or \"logprob\"", path);
+            return EXIT_ERROR;
+        }
+        if (!s->metric_given)
+            s->metric = !strcmp(m, "exact") ? "exact" : "logprob";
+    }
+    return 0;
+}
+
+/* Settings a model directory may suggest in bosch.json (all optional):
+ *   {"calib": "calib.jsonl", "heldout": "heldout.jsonl", "window": 32,
+ *    "sink": 4, "metric": "exact", "budget": 300}
+ * calib is the default task of search and baseline, heldout that of eval
+ * (paths relative to the directory). Command-line options win. 0 or
+ * EXIT_ERROR after a message. */
+static int apply_model_defaults(struct settings *s, const char *dir, int for_eval)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/bosch.json", dir) >= (int)sizeof path) {
+        errorf("model path too long");
+        return EXIT_ERROR;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0; /* no suggestions: plain checkpoint */
+    json_object *root = json_object_from_file(path);
+    if (!root || !json_object_is_type(root, json_type_object)) {
+        errorf("%s: not a JSON object (%s)", path, json_util_get_last_err());
+        json_object_put(root);
+        return EXIT_ERROR;
+    }
+    int status = default_task(s, root, path, dir, for_eval ? "heldout" : "calib");
+    if (!status)
+        status = default_numbers(s, root, path);
+    json_object_put(root);
+    return status;
+}
+
+int model_setup(struct settings *s, int for_eval)
+{
+    const char *dir = resolve_model(s);
+    if (!dir || apply_model_defaults(s, dir, for_eval))
+        return EXIT_ERROR;
+    s->model = dir;
+    if (!s->task)
+        s->niah = 1;
+    return 0;
+}

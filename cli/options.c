@@ -1,0 +1,274 @@
+/* Option table of the bosch command and its parser (getopt_long over the
+ * options of one command). */
+#include "options.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numbers.h"
+
+enum opt_id {
+    O_MODEL = 256, O_TASK, O_NIAH, O_CONTEXT, O_SAMPLES, O_NEEDLES, O_KEYLEN, O_VALLEN,
+    O_RATIO, O_WINDOW, O_SINK, O_BUDGET, O_THREADS, O_JOURNAL, O_SEED, O_STRATEGY,
+    O_VARIANT, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH, O_TIME,
+    O_BATCHSIZE, O_NOCACHE
+};
+
+#define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
+
+/* Sections of the general help, in order. */
+enum section { SEC_MODEL, SEC_SEARCH_BASELINE, SEC_SEARCH, SEC_BASELINE, SEC_MASK, SEC_COUNT };
+static const char *const section_title[SEC_COUNT] = {
+    "model and task (search, baseline, eval):", "search and baseline:", "search:", "baseline:",
+    "eval and show:",
+};
+
+struct cli_option {
+    const char *name;
+    int has_arg;
+    int id;
+    unsigned commands; /* enum command bits */
+    int section;
+    const char *help;  /* help line(s) after the indent; NULL: on the line before */
+};
+
+static const struct cli_option options[] = {
+    {"model", required_argument, O_MODEL, MODEL_CMDS, SEC_MODEL,
+     "--model DIR        Qwen3 checkpoint (default $BOSCH_DEFAULT_MODEL, else the\n"
+     "                     installed organism model)"},
+    {"device", required_argument, O_DEVICE, MODEL_CMDS, SEC_MODEL,
+     "--device D         auto|cpu|cuda (auto)"},
+    {"task", required_argument, O_TASK, MODEL_CMDS, SEC_MODEL,
+     "--task FILE        pre-tokenized JSONL task ({\"prompt\":[..],\"answer\":[..]})"},
+    {"niah", no_argument, O_NIAH, MODEL_CMDS, SEC_MODEL,
+     "--niah             synthetic needle-in-a-haystack task (default when no --task)"},
+    {"context", required_argument, O_CONTEXT, MODEL_CMDS, SEC_MODEL,
+     "--context N        NIAH context length, and context of the KV saving (1024)"},
+    {"samples", required_argument, O_SAMPLES, MODEL_CMDS, SEC_MODEL,
+     "--samples N        NIAH samples (8)"},
+    {"needles", required_argument, O_NEEDLES, MODEL_CMDS, SEC_MODEL,
+     "--needles N        NIAH needles per prompt (1)"},
+    {"key-len", required_argument, O_KEYLEN, MODEL_CMDS, SEC_MODEL,
+     "--key-len N, --value-len N   NIAH key/value tokens (2, 2)"},
+    {"value-len", required_argument, O_VALLEN, MODEL_CMDS, SEC_MODEL, NULL},
+    {"window", required_argument, O_WINDOW, MODEL_CMDS, SEC_MODEL,
+     "--window W         sliding window (128; NIAH: at most context/4 unless given)"},
+    {"sink", required_argument, O_SINK, MODEL_CMDS, SEC_MODEL, "--sink S           sink tokens (4)"},
+    {"metric", required_argument, O_METRIC, MODEL_CMDS, SEC_MODEL,
+     "--metric M         exact|logprob (exact)"},
+    {"seed", required_argument, O_SEED, MODEL_CMDS, SEC_MODEL,
+     "--seed S           search seed and NIAH task seed (0)"},
+    {"eval-batch", required_argument, O_EVALBATCH, MODEL_CMDS, SEC_MODEL,
+     "--eval-batch K     candidates per forward pass (8)"},
+    {"no-prefix-cache", no_argument, O_NOCACHE, MODEL_CMDS, SEC_MODEL,
+     "--no-prefix-cache  recompute the layers below the first SWA layer"},
+    {"ratio", required_argument, O_RATIO, CMD_SEARCH | CMD_BASELINE, SEC_SEARCH_BASELINE,
+     "--ratio R          target SWA ratio (0.5)"},
+    {"out", required_argument, O_OUT, CMD_SEARCH | CMD_BASELINE, SEC_SEARCH_BASELINE,
+     "--out PREFIX       write PREFIX.json, .tsv, .svg, .history.jsonl (bosch-mask)"},
+    {"budget", required_argument, O_BUDGET, CMD_SEARCH, SEC_SEARCH,
+     "--budget N         evaluations, anchors included (500)"},
+    {"threads", required_argument, O_THREADS, CMD_SEARCH, SEC_SEARCH,
+     "--threads N        optimizer threads (1)"},
+    {"journal", required_argument, O_JOURNAL, CMD_SEARCH, SEC_SEARCH,
+     "--journal PATH     journal evaluations; resume PATH when it exists"},
+    {"time-limit", required_argument, O_TIME, CMD_SEARCH, SEC_SEARCH,
+     "--time-limit S     stop after S seconds (0 = none)"},
+    {"strategy", required_argument, O_STRATEGY, CMD_SEARCH, SEC_SEARCH,
+     "--strategy NAME    search strategy (auto)"},
+    {"batch-size", required_argument, O_BATCHSIZE, CMD_SEARCH, SEC_SEARCH,
+     "--batch-size N     candidates the search proposes at once (library default 8)"},
+    {"variant", required_argument, O_VARIANT, CMD_SEARCH, SEC_SEARCH,
+     "--variant V        full|probe-only|group-only|layer-level (full)"},
+    {"kind", required_argument, O_KIND, CMD_BASELINE, SEC_BASELINE,
+     "--kind K           baseline: rand|intr|bme (layer patterns), ablation\n"
+     "                     (single-unit SWA drops), locality|retrieval|\n"
+     "                     echo-induction|fisher (static head scores)"},
+    {"mask", required_argument, O_MASK, CMD_EVAL | CMD_SHOW, SEC_MASK,
+     "--mask FILE        the saved mask (PREFIX.json; show also takes it as argument)"},
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+struct command_help {
+    enum command cmd;
+    const char *usage, *what;
+};
+static const struct command_help helps[] = {
+    {CMD_SEARCH, "bosch search [options]", "select SWA heads of a model with BOSCH"},
+    {CMD_BASELINE, "bosch baseline --kind KIND [options]",
+     "a baseline selection at --ratio, scored on the task"},
+    {CMD_EVAL, "bosch eval --mask PREFIX.json [options]",
+     "score a saved mask (and the all-full and all-SWA anchors)"},
+    {CMD_SHOW, "bosch show PREFIX.json", "print a saved mask (no model needed)"},
+};
+
+static const char exit_codes[] =
+    "exit codes: 0 ok, 1 runtime error, 2 usage error, 3 stopped (signal/time limit)\n";
+
+void print_all_options(FILE *f)
+{
+    for (int sec = 0; sec < SEC_COUNT; sec++) {
+        fprintf(f, "%s\n", section_title[sec]);
+        for (size_t i = 0; i < N_OPTIONS; i++)
+            if (options[i].section == sec && options[i].help)
+                fprintf(f, "  %s\n", options[i].help);
+    }
+    fputs(exit_codes, f);
+}
+
+static void print_command_help(FILE *f, enum command cmd)
+{
+    const struct command_help *h = NULL;
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++)
+        if (helps[i].cmd == cmd)
+            h = &helps[i];
+    fprintf(f, "usage: %s\n%s\n", h->usage, h->what);
+    for (int model = 1; model >= 0; model--) {
+        int header = 0;
+        for (size_t i = 0; i < N_OPTIONS; i++) {
+            if (!(options[i].commands & cmd) || (options[i].section == SEC_MODEL) != model ||
+                !options[i].help)
+                continue;
+            if (!header++)
+                fprintf(f, "%s\n", model ? "model and task:" : "options:");
+            fprintf(f, "  %s\n", options[i].help);
+        }
+        if (!model && !header)
+            fprintf(f, "options:\n");
+    }
+    fprintf(f, "  -h, --help         this text\n");
+    fputs(exit_codes, f);
+}
+
+static int baseline_kind_known(const char *k)
+{
+    static const char *const kinds[] = {"rand", "intr", "bme", "ablation", "locality",
+                                        "retrieval", "echo-induction", "fisher"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(k, kinds[i]))
+            return 1;
+    return 0;
+}
+
+/* Model and task options; the problem with the value, or NULL. */
+static const char *apply_model_option(struct settings *s, int id, const char *arg)
+{
+    switch (id) {
+    case O_MODEL: s->model = arg; return NULL;
+    case O_TASK: s->task = arg; return NULL;
+    case O_NIAH: s->niah = s->niah_given = 1; return NULL;
+    case O_CONTEXT:
+        s->context_given = 1;
+        return parse_uint(arg, 8, 1u << 24, &s->context) ? "--context (8..16777216)" : NULL;
+    case O_SAMPLES: return parse_uint(arg, 1, 1u << 20, &s->samples) ? "--samples (>= 1)" : NULL;
+    case O_NEEDLES: return parse_uint(arg, 1, 1024, &s->needles) ? "--needles (1..1024)" : NULL;
+    case O_KEYLEN: return parse_uint(arg, 1, 64, &s->key_len) ? "--key-len (1..64)" : NULL;
+    case O_VALLEN: return parse_uint(arg, 1, 64, &s->value_len) ? "--value-len (1..64)" : NULL;
+    case O_WINDOW:
+        s->window_given = 1;
+        return parse_uint(arg, 1, 1u << 30, &s->window) ? "--window (>= 1)" : NULL;
+    case O_SINK:
+        s->sink_given = 1;
+        return parse_uint(arg, 0, 1u << 30, &s->sink) ? "--sink (>= 0)" : NULL;
+    case O_SEED: return parse_ull(arg, &s->seed) ? "--seed" : NULL;
+    case O_METRIC:
+        s->metric = arg;
+        s->metric_given = 1;
+        return strcmp(arg, "exact") && strcmp(arg, "logprob") ? "--metric (exact|logprob)" : NULL;
+    case O_DEVICE:
+        s->device = arg;
+        return strcmp(arg, "auto") && strcmp(arg, "cpu") && strcmp(arg, "cuda")
+                   ? "--device (auto|cpu|cuda)" : NULL;
+    case O_EVALBATCH:
+        return parse_uint(arg, 1, 4096, &s->eval_batch) ? "--eval-batch (1..4096)" : NULL;
+    case O_NOCACHE: s->no_prefix_cache = 1; return NULL;
+    }
+    return NULL;
+}
+
+/* The other options; the problem with the value, or NULL. */
+static const char *apply_run_option(struct settings *s, int id, const char *arg)
+{
+    switch (id) {
+    case O_RATIO:
+        return parse_double(arg, &s->ratio) || s->ratio < 0 || s->ratio > 1 ? "--ratio (0..1)" : NULL;
+    case O_BUDGET:
+        s->budget_given = 1;
+        return parse_ull(arg, &s->budget) || s->budget < 2 ? "--budget (>= 2)" : NULL;
+    case O_THREADS: return parse_uint(arg, 1, 256, &s->threads) ? "--threads (1..256)" : NULL;
+    case O_JOURNAL: s->journal = arg; return NULL;
+    case O_STRATEGY: s->strategy = arg; return NULL;
+    case O_VARIANT:
+        s->variant = arg;
+        return strcmp(arg, "full") && strcmp(arg, "probe-only") && strcmp(arg, "group-only") &&
+                       strcmp(arg, "layer-level")
+                   ? "--variant (full|probe-only|group-only|layer-level)" : NULL;
+    case O_OUT: s->out = arg; return *arg ? NULL : "--out";
+    case O_KIND: s->kind = arg; return baseline_kind_known(arg) ? NULL : "--kind (" BASELINE_KINDS ")";
+    case O_MASK: s->mask = arg; return NULL;
+    case O_BATCHSIZE:
+        return parse_uint(arg, 1, 4096, &s->batch_size) ? "--batch-size (1..4096)" : NULL;
+    case O_TIME:
+        return parse_double(arg, &s->time_limit) || s->time_limit < 0 ? "--time-limit (>= 0)" : NULL;
+    }
+    return apply_model_option(s, id, arg);
+}
+
+/* getopt_long's table of the options of `cmd` (and --help). */
+static void build_longopts(enum command cmd, struct option *lo)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_OPTIONS; i++)
+        if (options[i].commands & cmd)
+            lo[n++] = (struct option){options[i].name, options[i].has_arg, NULL, options[i].id};
+    lo[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    lo[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* The positional argument, then the checks across options. */
+static int finish_args(int argc, char **argv, struct settings *s, const char **positional)
+{
+    if (optind < argc) {
+        if (!positional || optind + 1 < argc) {
+            errorf("%s: unexpected argument '%s'", argv[0], argv[positional ? optind + 1 : optind]);
+            return EXIT_USAGE;
+        }
+        *positional = argv[optind];
+    }
+    if (s->task && s->niah) {
+        errorf("%s: --task and --niah exclude each other", argv[0]);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+int parse_command(enum command cmd, int argc, char **argv, struct settings *s,
+                  const char **positional)
+{
+    struct option longopts[N_OPTIONS + 2];
+    build_longopts(cmd, longopts);
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            print_command_help(stdout, cmd);
+            exit(EXIT_OK);
+        }
+        if (c == ':') {
+            errorf("%s: option '%s' needs a value (see 'bosch help')", argv[0], argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+        if (c == '?') {
+            errorf("%s: unknown option '%s' (see 'bosch help')", argv[0], argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+        const char *bad = apply_run_option(s, c, optarg);
+        if (bad) {
+            errorf("%s: bad value '%s' for %s", argv[0], optarg, bad);
+            return EXIT_USAGE;
+        }
+    }
+    return finish_args(argc, argv, s, positional);
+}

@@ -1,0 +1,163 @@
+/* Result files (PREFIX.json, .tsv, .svg) and terminal output. */
+#include "output.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *path_with(const char *prefix, const char *suffix)
+{
+    size_t n = strlen(prefix) + strlen(suffix) + 1;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s%s", prefix, suffix);
+    return p;
+}
+
+/* The task part of the settings: the task file, or the NIAH parameters. */
+static int record_task(bosch_selection *sel, const struct settings *s)
+{
+    if (s->task)
+        return bosch_selection_setting_set_string(sel, "task", s->task);
+    int rc = bosch_selection_setting_set_int(sel, "niah.context", s->context);
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "niah.samples", s->samples);
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "niah.needles", s->needles);
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "niah.key_len", s->key_len);
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "niah.value_len", s->value_len);
+    return rc ? rc : bosch_selection_setting_set_int(sel, "niah.seed", (int64_t)s->seed);
+}
+
+static int record_settings(bosch_selection *sel, const struct settings *s)
+{
+    int rc = record_task(sel, s);
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "window", effective_window(s));
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "sink", s->sink);
+    rc = rc ? rc : bosch_selection_setting_set_string(sel, "metric", s->metric);
+    rc = rc ? rc : bosch_selection_setting_set_double(sel, "ratio", s->ratio);
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "budget", (int64_t)s->budget);
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "seed", (int64_t)s->seed);
+    rc = rc ? rc : bosch_selection_setting_set_string(sel, "strategy", s->strategy);
+    rc = rc ? rc : bosch_selection_setting_set_string(sel, "variant", s->variant);
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "threads", s->threads);
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "eval_batch", s->eval_batch);
+    if (s->batch_size)
+        rc = rc ? rc : bosch_selection_setting_set_int(sel, "batch_size", s->batch_size);
+    rc = rc ? rc : bosch_selection_setting_set_bool(sel, "prefix_cache", !s->no_prefix_cache);
+    rc = rc ? rc : bosch_selection_setting_set_string(sel, "device", s->device);
+    if (s->kind)
+        rc = rc ? rc : bosch_selection_setting_set_string(sel, "kind", s->kind);
+    if (s->journal)
+        rc = rc ? rc : bosch_selection_setting_set_string(sel, "journal", s->journal);
+    return rc;
+}
+
+int record_run(bosch_selection *sel, const struct settings *s, const char *method)
+{
+    int rc = bosch_selection_set_method(sel, method);
+    rc = rc ? rc : bosch_selection_set_model_path(sel, s->model);
+    rc = rc ? rc : bosch_selection_set_metric(sel, s->metric);
+    rc = rc ? rc : bosch_selection_set_kv_saving(sel, s->context, effective_window(s), s->sink);
+    rc = rc ? rc : record_settings(sel, s);
+    if (rc) {
+        errorf("%s", bosch_selection_last_error(sel));
+        return EXIT_ERROR;
+    }
+    return 0;
+}
+
+int write_outputs(const bosch_selection *sel, const char *prefix)
+{
+    static const char *sfx[3] = {".json", ".tsv", ".svg"};
+    for (int i = 0; i < 3; i++) {
+        char *p = path_with(prefix, sfx[i]);
+        if (!p)
+            return -1;
+        int rc = i == 0   ? bosch_selection_write_json(sel, p)
+                 : i == 1 ? bosch_selection_write_tsv(sel, p)
+                          : bosch_selection_write_svg(sel, p);
+        if (rc) {
+            errorf("cannot write %s: %s", p, strerror(errno));
+            free(p);
+            return -1;
+        }
+        free(p);
+    }
+    return 0;
+}
+
+const char *shown_method(const bosch_selection *sel)
+{
+    const char *m = bosch_selection_method(sel);
+    return m ? m : "mask";
+}
+
+void print_picture(const bosch_selection *sel)
+{
+    uint32_t L = bosch_selection_layers(sel), G = bosch_selection_kv_groups(sel);
+    uint8_t *mask = malloc(bosch_selection_units(sel));
+    double *ratios = malloc(L * sizeof *ratios);
+    if (mask && ratios && !bosch_selection_mask(sel, mask, bosch_selection_units(sel)) &&
+        !bosch_selection_layer_ratios(sel, ratios, L)) {
+        printf("layer  units (# = sliding window, . = full)  SWA ratio\n");
+        for (uint32_t l = 0; l < L; l++) {
+            printf("%5u  ", l);
+            for (uint32_t g = 0; g < G; g++)
+                putchar(mask[(size_t)l * G + g] ? '#' : '.');
+            printf("  %.3f\n", ratios[l]);
+        }
+    }
+    free(mask);
+    free(ratios);
+}
+
+void print_scores(const bosch_selection *sel)
+{
+    double raw = bosch_selection_score(sel, BOSCH_SCORE_RAW);
+    double norm = bosch_selection_score(sel, BOSCH_SCORE_NORMALIZED);
+    double full = bosch_selection_score(sel, BOSCH_SCORE_FULL);
+    double swa = bosch_selection_score(sel, BOSCH_SCORE_ALL_SWA);
+    /* %.63s: the method as it was shown before (at most 63 characters). */
+    printf("%.63s: %u layers x %u KV groups x %u query heads/group, SWA units %zu/%zu (ratio %.4f)\n",
+           shown_method(sel), bosch_selection_layers(sel), bosch_selection_kv_groups(sel),
+           bosch_selection_heads_per_group(sel), bosch_selection_swa_units(sel),
+           bosch_selection_units(sel), bosch_selection_ratio(sel));
+    if (isfinite(raw))
+        printf("score: raw %.6g", raw);
+    else
+        printf("score: raw n/a");
+    if (isfinite(norm))
+        printf(", normalised %.4f", norm);
+    if (isfinite(full) && isfinite(swa))
+        printf(" (full %.6g, all-SWA %.6g)", full, swa);
+    printf("\n");
+}
+
+bosch_selection *read_mask(const char *path)
+{
+    static const char prefix[] = "bosch_selection_read_json: ";
+    bosch_selection *sel = bosch_selection_read_json(path);
+    if (!sel) {
+        const char *msg = bosch_create_error();
+        errorf("%s", strncmp(msg, prefix, sizeof prefix - 1) ? msg : msg + sizeof prefix - 1);
+    }
+    return sel;
+}
+
+void mask_settings(const bosch_selection *sel, struct mask_settings *ms)
+{
+    double w, k, c;
+    const char *m = bosch_selection_setting_string(sel, "metric");
+    memset(ms, 0, sizeof *ms);
+    if (!bosch_selection_setting_double(sel, "window", &w) && w >= 1 && w < 1e9)
+        ms->window = (unsigned)w;
+    if (!bosch_selection_setting_double(sel, "sink", &k) && k >= 0 && k < 1e9) {
+        ms->sink = (unsigned)k;
+        ms->have_sink = 1;
+    }
+    if (m && (!strcmp(m, "exact") || !strcmp(m, "logprob")))
+        snprintf(ms->metric, sizeof ms->metric, "%s", m);
+    if (!bosch_selection_setting_double(sel, "niah.context", &c) && c >= 8 && c <= (1 << 24))
+        ms->context = (unsigned)c;
+}

@@ -1,0 +1,39 @@
+/* Result files and terminal output of the bosch command, through
+ * libbosch's bosch_selection (include/bosch/selection.h). */
+#ifndef BOSCH_CLI_OUTPUT_H
+#define BOSCH_CLI_OUTPUT_H
+
+#include "cli.h"
+
+/* "PREFIXSUFFIX", malloc'ed (NULL when out of memory). */
+char *path_with(const char *prefix, const char *suffix);
+
+/* Records what a run was made with: method, model directory, metric, KV
+ * saving (context, window, sink) and the settings block. 0, or EXIT_ERROR
+ * after a message. */
+int record_run(bosch_selection *sel, const struct settings *s, const char *method);
+
+/* Writes PREFIX.json, .tsv, .svg (the history is written by the caller).
+ * 0, or -1 after a message. */
+int write_outputs(const bosch_selection *sel, const char *prefix);
+
+/* The per-layer picture and the scores line. */
+void print_picture(const bosch_selection *sel);
+void print_scores(const bosch_selection *sel);
+
+/* Reads PREFIX.json; NULL after a message. */
+bosch_selection *read_mask(const char *path);
+
+/* What a saved mask's settings say about the task (0 / "" when absent or
+ * out of range): window (>= 1), sink (>= 0), the NIAH context, the metric. */
+struct mask_settings {
+    unsigned window, sink, context;
+    int have_sink;
+    char metric[16];
+};
+void mask_settings(const bosch_selection *sel, struct mask_settings *ms);
+
+/* The method to show ("mask" when the file names none). */
+const char *shown_method(const bosch_selection *sel);
+
+#endif

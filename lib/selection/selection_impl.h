@@ -1,0 +1,56 @@
+/* Internal layout of bosch_selection (lib/selection/). */
+#ifndef LIBBOSCH_SELECTION_IMPL_H
+#define LIBBOSCH_SELECTION_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bosch/bosch.h"
+
+struct setting {
+    char *key; /* "name" or "group.name" */
+    int type;  /* enum bosch_setting_type */
+    union {
+        char *s;
+        int64_t i;
+        double d;
+        int b;
+    } v;
+};
+
+struct bosch_selection {
+    uint32_t layers, kv_groups, heads_per_group;
+    size_t units;
+    uint8_t *mask; /* units bytes, 0/1 */
+    char *method, *status, *model_path, *library_version, *metric;
+    double target_ratio; /* NaN = unset */
+    double *importance;  /* units values, NULL = unset */
+    int has_score;
+    double score[BOSCH_SCORE_COUNT];
+    int has_kv;
+    uint64_t kv_context, kv_window, kv_sink;
+    struct setting *settings;
+    size_t n_settings, cap_settings;
+    int has_evals, has_stage_evals;
+    uint64_t evals[BOSCH_STAGE_COUNT], total, replayed;
+    char *error;          /* SEL_ERROR_LEN bytes, behind a pointer: see sel_fail */
+};
+
+#define SEL_ERROR_LEN 512
+
+/* Records the message of a failed call in the handle's error buffer (held
+ * behind a pointer, so a const handle's value is never written) and returns
+ * code. report.c, with sel_set_text. */
+int sel_fail(const bosch_selection *s, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Copies a string into *dst (NULL unsets); BOSCH_OK or BOSCH_E_NOMEM. */
+int sel_set_text(char **dst, const char *value);
+
+/* Frees every setting. */
+void sel_settings_clear(bosch_selection *s);
+
+/* Checks a settings key; NULL when valid, else why not. */
+const char *sel_setting_key_problem(const bosch_selection *s, const char *key);
+
+#endif
