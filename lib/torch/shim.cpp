@@ -124,7 +124,7 @@ torch::ScalarType pick_dtype(int dtype, const torch::Device &dev) {
 
 extern "C" {
 
-BOSCH_API int bosch_torch_cuda_available(void) {
+BOSCH_TORCH_API int bosch_torch_cuda_available(void) {
     try {
         return torch::cuda::is_available() ? 1 : 0;
     } catch (...) {
@@ -132,7 +132,7 @@ BOSCH_API int bosch_torch_cuda_available(void) {
     }
 }
 
-BOSCH_API int bosch_torch_model_load(const char *dir, int device, int dtype,
+BOSCH_TORCH_API int bosch_torch_model_load(const char *dir, int device, int dtype,
                                      bosch_torch_model **out, char *err, size_t err_len) {
     if (out)
         *out = nullptr;
@@ -148,14 +148,14 @@ BOSCH_API int bosch_torch_model_load(const char *dir, int device, int dtype,
     });
 }
 
-BOSCH_API void bosch_torch_model_free(bosch_torch_model *m) {
+BOSCH_TORCH_API void bosch_torch_model_free(bosch_torch_model *m) {
     try {
         delete m;
     } catch (...) {
     }
 }
 
-BOSCH_API int bosch_torch_model_shape(const bosch_torch_model *m, uint32_t *layers,
+BOSCH_TORCH_API int bosch_torch_model_shape(const bosch_torch_model *m, uint32_t *layers,
                                       uint32_t *kv_heads, uint32_t *heads_per_group,
                                       uint32_t *vocab) {
     if (!m || !m->model)
@@ -172,7 +172,7 @@ BOSCH_API int bosch_torch_model_shape(const bosch_torch_model *m, uint32_t *laye
     return BOSCH_OK;
 }
 
-BOSCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model *m) {
+BOSCH_TORCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model *m) {
     if (!m || !m->model)
         return nullptr;
     const Model &md = *m->model;
@@ -180,7 +180,7 @@ BOSCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model *m) {
                                 uint32_t(md.heads_per_group()));
 }
 
-BOSCH_API int bosch_torch_forward(bosch_torch_model *m, const int32_t *tokens, size_t batch,
+BOSCH_TORCH_API int bosch_torch_forward(bosch_torch_model *m, const int32_t *tokens, size_t batch,
                                   size_t len, const uint8_t *masks, uint32_t window,
                                   uint32_t sink, const int32_t *positions, size_t npos,
                                   float *logits, char *err, size_t err_len) {
@@ -232,7 +232,7 @@ BOSCH_API int bosch_torch_forward(bosch_torch_model *m, const int32_t *tokens, s
     });
 }
 
-BOSCH_API int bosch_torch_task_load_jsonl(const char *path, bosch_torch_task **out, char *err,
+BOSCH_TORCH_API int bosch_torch_task_load_jsonl(const char *path, bosch_torch_task **out, char *err,
                                           size_t err_len) {
     if (out)
         *out = nullptr;
@@ -245,7 +245,7 @@ BOSCH_API int bosch_torch_task_load_jsonl(const char *path, bosch_torch_task **o
     });
 }
 
-BOSCH_API int bosch_torch_task_niah(uint32_t vocab, uint32_t context, uint32_t samples,
+BOSCH_TORCH_API int bosch_torch_task_niah(uint32_t vocab, uint32_t context, uint32_t samples,
                                     uint32_t needles, uint32_t key_len, uint32_t value_len,
                                     double depth_min, double depth_max, uint64_t seed,
                                     bosch_torch_task **out, char *err, size_t err_len) {
@@ -270,7 +270,7 @@ BOSCH_API int bosch_torch_task_niah(uint32_t vocab, uint32_t context, uint32_t s
     });
 }
 
-BOSCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char *path) {
+BOSCH_TORCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char *path) {
     std::string msg;
     return guarded(msg, [&] {
         if (!t || !path)
@@ -279,17 +279,17 @@ BOSCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char
     });
 }
 
-BOSCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t) {
+BOSCH_TORCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t) {
     return t ? t->task.samples.size() : 0;
 }
 
-BOSCH_API size_t bosch_torch_task_prompt_len(const bosch_torch_task *t) {
+BOSCH_TORCH_API size_t bosch_torch_task_prompt_len(const bosch_torch_task *t) {
     return t && !t->task.samples.empty() ? t->task.samples[0].prompt.size() : 0;
 }
 
-BOSCH_API void bosch_torch_task_free(bosch_torch_task *t) { delete t; }
+BOSCH_TORCH_API void bosch_torch_task_free(bosch_torch_task *t) { delete t; }
 
-BOSCH_API int bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_torch_task *t,
+BOSCH_TORCH_API int bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_torch_task *t,
                                            uint32_t window, uint32_t sink, int metric,
                                            bosch_torch_evaluator **out, char *err,
                                            size_t err_len) {
@@ -312,7 +312,7 @@ BOSCH_API int bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_tor
     });
 }
 
-BOSCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e) {
+BOSCH_TORCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e) {
     if (!e)
         return;
     try {
@@ -323,7 +323,7 @@ BOSCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e) {
     delete e;
 }
 
-BOSCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e, uint32_t candidates) {
+BOSCH_TORCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e, uint32_t candidates) {
     if (!e || candidates == 0)
         return BOSCH_E_INVALID;
     std::lock_guard<std::mutex> lock(e->model->model->mutex);
@@ -331,7 +331,7 @@ BOSCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e, uint32_t
     return BOSCH_OK;
 }
 
-BOSCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on) {
+BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on) {
     if (!e)
         return BOSCH_E_INVALID;
     std::lock_guard<std::mutex> lock(e->model->model->mutex);
@@ -342,7 +342,7 @@ BOSCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, i
 // Returns BOSCH_OK, or a negative enum bosch_error (the optimizer reports it
 // through bosch_evaluator_status()); the message is in
 // bosch_torch_evaluator_last_error().
-BOSCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units, double *scores,
+BOSCH_TORCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units, double *scores,
                                      void *evaluator) {
     auto *e = static_cast<bosch_torch_evaluator *>(evaluator);
     if (!e || !e->ev)
@@ -367,7 +367,7 @@ BOSCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t unit
     return st;
 }
 
-BOSCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e) {
+BOSCH_TORCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e) {
     if (!e || !e->ev)
         return "";
     return e->ev->last_error.c_str();
@@ -378,9 +378,9 @@ BOSCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluat
 // Static head-level scores (scorers.hpp). Outputs are written only on success.
 extern "C" {
 
-BOSCH_API const char *bosch_torch_scorer_name(int scorer) { return scorer_name(scorer); }
+BOSCH_TORCH_API const char *bosch_torch_scorer_name(int scorer) { return scorer_name(scorer); }
 
-BOSCH_API int bosch_torch_scores(bosch_torch_model *m, const bosch_torch_task *t, int scorer,
+BOSCH_TORCH_API int bosch_torch_scores(bosch_torch_model *m, const bosch_torch_task *t, int scorer,
                                  uint32_t window, uint32_t sink, double *head_scores,
                                  double *unit_scores, char *err, size_t err_len) {
     return guarded_err(err, err_len, [&] {
