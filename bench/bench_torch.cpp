@@ -70,17 +70,15 @@ int main(int argc, char **argv)
         if (!e.empty())
             die("writing the model", e.c_str());
     }
-    char err[512];
-    bosch_torch_model *m = nullptr;
-    if (bosch_torch_model_load(model_dir.c_str(), BOSCH_TORCH_DEVICE_CPU, BOSCH_TORCH_DTYPE_F32, &m,
-                               err, sizeof err) != BOSCH_OK)
-        die("loading", err);
+    bosch_torch_model *m =
+        bosch_torch_model_open(model_dir.c_str(), BOSCH_TORCH_DEVICE_CPU, BOSCH_TORCH_DTYPE_F32);
+    if (!m)
+        die("loading", bosch_torch_create_error());
     uint32_t L, G, H, V;
     bosch_torch_model_shape(m, &L, &G, &H, &V);
-    bosch_torch_task *task = nullptr;
-    if (bosch_torch_task_niah(V, context, samples, 1, 2, 2, 0.1, 0.9, 1, &task, err, sizeof err) !=
-        BOSCH_OK)
-        die("task", err);
+    bosch_torch_task *task = bosch_torch_task_create_niah(V, context, samples, 1, 2, 2, 0.1, 0.9, 1);
+    if (!task)
+        die("task", bosch_torch_create_error());
     size_t units = (size_t)L * G;
 
     /* Candidates as a search would make them: half of the units SWA, drawn
@@ -113,10 +111,10 @@ int main(int argc, char **argv)
         double base = 0.0;
         std::vector<double> ref(candidates);
         for (int fast = 0; fast < 2; fast++) {
-            bosch_torch_evaluator *e = nullptr;
-            if (bosch_torch_evaluator_create(m, task, window, 0, BOSCH_TORCH_METRIC_LOGPROB, &e, err,
-                                             sizeof err) != BOSCH_OK)
-                die("evaluator", err);
+            bosch_torch_evaluator *e =
+                bosch_torch_evaluator_open(m, task, window, 0, BOSCH_TORCH_METRIC_LOGPROB);
+            if (!e)
+                die("evaluator", bosch_torch_create_error());
             bosch_torch_evaluator_set_batch(e, fast ? batch : 1);
             bosch_torch_evaluator_set_prefix_cache(e, fast);
             std::vector<double> scores(candidates);

@@ -73,24 +73,23 @@ def run_backend(lib_path, ckpt, req_path, out_path):
             ctypes.CDLL(cand, mode=ctypes.RTLD_GLOBAL)
             break
     lib = ctypes.CDLL(lib_path)
-    lib.bosch_torch_model_load.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
-                                           ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
-                                           ctypes.c_size_t]
+    lib.bosch_torch_model_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+    lib.bosch_torch_model_open.restype = ctypes.c_void_p
+    lib.bosch_torch_create_error.argtypes = []
+    lib.bosch_torch_create_error.restype = ctypes.c_char_p
+    lib.bosch_torch_model_last_error.argtypes = [ctypes.c_void_p]
+    lib.bosch_torch_model_last_error.restype = ctypes.c_char_p
     lib.bosch_torch_model_shape.argtypes = [ctypes.c_void_p] + [
         ctypes.POINTER(ctypes.c_uint32)] * 4
-    lib.bosch_torch_forward.argtypes = [
+    lib.bosch_torch_model_forward.argtypes = [
         ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t, ctypes.c_size_t,
         ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32, ctypes.c_uint32,
-        ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t, ctypes.POINTER(ctypes.c_float),
-        ctypes.c_char_p, ctypes.c_size_t]
+        ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t, ctypes.POINTER(ctypes.c_float)]
     lib.bosch_torch_model_free.argtypes = [ctypes.c_void_p]
-    err = ctypes.create_string_buffer(2048)
-    model = ctypes.c_void_p()
-    st = lib.bosch_torch_model_load(ckpt.encode(), BOSCH_TORCH_DEVICE[req["device"]],
-                                    BOSCH_TORCH_DTYPE[req["dtype"]], ctypes.byref(model), err,
-                                    len(err))
-    if st != 0:
-        sys.stderr.write("bosch_torch_model_load: %d %s\n" % (st, err.value.decode()))
+    model = lib.bosch_torch_model_open(ckpt.encode(), BOSCH_TORCH_DEVICE[req["device"]],
+                                       BOSCH_TORCH_DTYPE[req["dtype"]])
+    if not model:
+        sys.stderr.write("%s\n" % lib.bosch_torch_create_error().decode())
         return 1
     L, G, R, V = (ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint32())
     lib.bosch_torch_model_shape(model, ctypes.byref(L), ctypes.byref(G), ctypes.byref(R),
@@ -106,11 +105,12 @@ def run_backend(lib_path, ckpt, req_path, out_path):
     window = int(req.get("window", 1))
     pos = (ctypes.c_int32 * T)(*range(T))
     logits = (ctypes.c_float * (B * T * V.value))()
-    st = lib.bosch_torch_forward(model, tok, B, T, masks, window, 0, pos, T, logits, err,
-                                 len(err))
+    st = lib.bosch_torch_model_forward(model, tok, B, T, masks, window, 0, pos, T, logits)
+    if st != 0:
+        sys.stderr.write("bosch_torch_model_forward: %d %s\n"
+                         % (st, lib.bosch_torch_model_last_error(model).decode()))
     lib.bosch_torch_model_free(model)
     if st != 0:
-        sys.stderr.write("bosch_torch_forward: %d %s\n" % (st, err.value.decode()))
         return 1
     with open(out_path, "wb") as f:
         f.write(bytes(logits))

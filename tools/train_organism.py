@@ -15,7 +15,7 @@ Data, per sequence of T tokens (vocab: 0 = KEY, 1 = VAL, 2 = QRY, 3.. content):
   - 1-4 needles "KEY k VAL v" at random depths and, at the end, the query
     "QRY k VAL v" of one of them: retrieving v needs attention far back.
 The answer token's loss is weighted up. Calibration / held-out NIAH tasks
-are written as JSON Lines for bosch_torch_task_load_jsonl, from seeds other
+are written as JSON Lines for bosch_torch_task_read_jsonl, from seeds other
 than the training stream.
 
 Usage: train_organism.py OUT_DIR [--steps N] [--seed S] [--threads K] ...

@@ -5,8 +5,31 @@
  *
  * A separate library (libbosch-torch.so.0) that depends on libbosch; the
  * core never depends on it. C API only: no C++ type or exception crosses
- * this boundary. Every function returns a status (enum bosch_error) and,
- * where given, writes a NUL-terminated message into `err` (err_len bytes).
+ * this boundary.
+ *
+ * Errors follow the core's conventions (bosch/bosch.h):
+ *  - A function that creates a handle (bosch_torch_model_open,
+ *    bosch_torch_task_read_jsonl, bosch_torch_task_create_niah,
+ *    bosch_torch_evaluator_open, bosch_torch_model_problem) returns it, or
+ *    NULL; then bosch_torch_create_status() and bosch_torch_create_error()
+ *    say why, per thread.
+ *  - A function on a handle returns an int status (BOSCH_OK or a negative
+ *    enum bosch_error) and keeps the message in the handle:
+ *    bosch_torch_model_last_error(), bosch_torch_evaluator_last_error().
+ *    A NULL handle gives BOSCH_E_INVALID and no message.
+ *  - Tasks are immutable: bosch_torch_task_write_jsonl() takes a const task
+ *    and reports by status only (BOSCH_E_INVALID, BOSCH_E_IO).
+ * Statuses: bad arguments or input data (a malformed checkpoint or task)
+ * BOSCH_E_INVALID, a file that cannot be opened, read or written BOSCH_E_IO,
+ * out of (device) memory BOSCH_E_NOMEM, a non-finite static score
+ * BOSCH_E_BAD_SCORE, any other libtorch failure BOSCH_E_EVALUATOR.
+ *
+ * Naming: handles are made by _create (or _open / _read for what loads or
+ * prepares data) and released by _free. The pre-1.0 functions that wrote
+ * into an `err` buffer (err_len bytes) are kept until 1.0 as deprecated
+ * wrappers with unchanged behaviour and messages, listed at the end.
+ * bosch_torch_evaluator_create keeps its old signature, so the evaluator's
+ * new creator is named bosch_torch_evaluator_open.
  *
  * Threads: a model may be used by one thread at a time (its forward uses
  * libtorch's own intra-op threads). Tasks are immutable after creation and
@@ -20,6 +43,30 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Export and deprecation macros (own ones: this is another shared object).  */
+/* A packager or a static build may define them before including this        */
+/* header. BOSCH_TORCH_BUILDING is defined only while building               */
+/* libbosch-torch.                                                           */
+/* ------------------------------------------------------------------------ */
+#ifndef BOSCH_TORCH_API
+#if defined(BOSCH_TORCH_BUILDING) && defined(__GNUC__)
+#define BOSCH_TORCH_API __attribute__((visibility("default")))
+#else
+#define BOSCH_TORCH_API
+#endif
+#endif
+
+/* Marks the pre-1.0 names kept until 1.0; BOSCH_NO_DEPRECATION_WARNINGS
+ * silences the warnings, as for the core's BOSCH_DEPRECATED. */
+#ifndef BOSCH_TORCH_DEPRECATED
+#if defined(__GNUC__) && !defined(BOSCH_TORCH_BUILDING) && !defined(BOSCH_NO_DEPRECATION_WARNINGS)
+#define BOSCH_TORCH_DEPRECATED(replacement) __attribute__((deprecated("use " replacement)))
+#else
+#define BOSCH_TORCH_DEPRECATED(replacement)
+#endif
 #endif
 
 typedef struct bosch_torch_model bosch_torch_model;
@@ -41,35 +88,57 @@ enum bosch_torch_dtype {
 
 /* Non-zero when this build can use CUDA (built against a CUDA libtorch and
  * a device is visible). */
-BOSCH_API int bosch_torch_cuda_available(void);
+BOSCH_TORCH_API int bosch_torch_cuda_available(void);
+
+/* Why the last function of libbosch-torch that creates a handle returned
+ * NULL on the calling thread: the status (a negative enum bosch_error) and a
+ * message "<function>: <reason>". Same semantics as the core's
+ * bosch_create_status()/bosch_create_error(), kept apart from them: each
+ * thread has its own; a successful creation does not clear it; the message
+ * stays valid until the next failing creation on that thread; BOSCH_OK and
+ * "" when nothing failed yet. */
+BOSCH_TORCH_API int bosch_torch_create_status(void);
+BOSCH_TORCH_API const char *bosch_torch_create_error(void);
 
 /* ------------------------------------------------------------------------ */
 /* Model                                                                     */
 /* ------------------------------------------------------------------------ */
 /* Loads `dir`/config.json and `dir`/model.safetensors (or the shards listed
- * in `dir`/model.safetensors.index.json). Refuses, by name, architectures
- * other than Qwen3ForCausalLM and missing config fields. Tensors stored as
- * f32, bf16 or f16 are converted to `dtype`. */
-BOSCH_API int bosch_torch_model_load(const char *dir, int device, int dtype,
-                                     bosch_torch_model **out, char *err, size_t err_len);
-BOSCH_API void bosch_torch_model_free(bosch_torch_model *m);
-/* Shape: layers, KV heads per layer, query heads per KV head, vocabulary. */
-BOSCH_API int bosch_torch_model_shape(const bosch_torch_model *m, uint32_t *layers,
-                                      uint32_t *kv_heads, uint32_t *heads_per_group,
-                                      uint32_t *vocab);
-/* A problem of the model's shape (target ratio 0.5), owned by the caller. */
-BOSCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model *m);
+ * in `dir`/model.safetensors.index.json) onto `device` (enum
+ * bosch_torch_device) in `dtype` (enum bosch_torch_dtype). Refuses, by name,
+ * architectures other than Qwen3ForCausalLM and missing config fields.
+ * Tensors stored as f32, bf16 or f16 are converted to `dtype`. Returns NULL
+ * on failure (bosch_torch_create_error(): BOSCH_E_IO for a missing or
+ * unreadable file, BOSCH_E_INVALID for a bad argument, config or weights). */
+BOSCH_TORCH_API bosch_torch_model *bosch_torch_model_open(const char *dir, int device, int dtype);
+/* NULL is a no-op. */
+BOSCH_TORCH_API void bosch_torch_model_free(bosch_torch_model *m);
+/* Message of the last failing bosch_torch_model_forward() or
+ * bosch_torch_model_scores() on this model; "" if none, or if the last of
+ * them succeeded (they clear it). Owned by the model; valid until the next
+ * call on it. "" for NULL. */
+BOSCH_TORCH_API const char *bosch_torch_model_last_error(const bosch_torch_model *m);
+/* Shape: layers, KV heads per layer, query heads per KV head, vocabulary
+ * (each pointer may be NULL). BOSCH_E_INVALID for a NULL model. */
+BOSCH_TORCH_API int bosch_torch_model_shape(const bosch_torch_model *m, uint32_t *layers,
+                                            uint32_t *kv_heads, uint32_t *heads_per_group,
+                                            uint32_t *vocab);
+/* A problem of the model's shape (target ratio 0.5), owned by the caller;
+ * NULL (with bosch_torch_create_error()) for a NULL model or no memory. */
+BOSCH_TORCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model *m);
 
 /* One forward pass of `batch` sequences of `len` tokens, each with its own
  * unit mask (masks: batch x units bytes, 1 = that (layer, KV group) attends
  * to a sliding window of `window` tokens — itself and the window-1 before —
  * plus the first `sink` tokens; 0 = full causal attention; masks may be NULL
  * for all-full). Writes fp32 logits at the `npos` positions `positions`
- * (same for every sequence) into logits[batch][npos][vocab]. */
-BOSCH_API int bosch_torch_forward(bosch_torch_model *m, const int32_t *tokens, size_t batch,
-                                  size_t len, const uint8_t *masks, uint32_t window,
-                                  uint32_t sink, const int32_t *positions, size_t npos,
-                                  float *logits, char *err, size_t err_len);
+ * (same for every sequence) into logits[batch][npos][vocab]. The message
+ * of a failure is in bosch_torch_model_last_error(m). */
+BOSCH_TORCH_API int bosch_torch_model_forward(bosch_torch_model *m, const int32_t *tokens,
+                                              size_t batch, size_t len, const uint8_t *masks,
+                                              uint32_t window, uint32_t sink,
+                                              const int32_t *positions, size_t npos,
+                                              float *logits);
 
 /* ------------------------------------------------------------------------ */
 /* Tasks: token sequences with answer spans                                  */
@@ -84,47 +153,63 @@ enum bosch_torch_metric {
 
 /* Pre-tokenized tasks, one JSON object per line:
  *   {"prompt": [int, ...], "answer": [int, ...]}
- * All prompts of a task must have the same length (they are batched). */
-BOSCH_API int bosch_torch_task_load_jsonl(const char *path, bosch_torch_task **out, char *err,
-                                          size_t err_len);
+ * All prompts of a task must have the same length (they are batched). NULL
+ * on failure (bosch_torch_create_error() gives the line number for bad
+ * data: BOSCH_E_INVALID; BOSCH_E_IO when the file cannot be read). */
+BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_read_jsonl(const char *path);
 /* Synthetic needle-in-a-haystack task. Token ids 0, 1, 2 are the markers
  * KEY, VAL and QRY; filler tokens are uniform in [3, vocab). Each prompt of
  * `context` tokens holds `needles` needles "KEY k_1..k_K VAL v_1..v_V"
  * (K = key_len, V = value_len, random tokens) at depths drawn uniformly in
  * [depth_min, depth_max] (fractions of the context), and ends with the query
  * "QRY k_1..k_K VAL" of one of them; the answer is its value tokens. Use
- * different seeds for calibration and held-out sets. */
-BOSCH_API int bosch_torch_task_niah(uint32_t vocab, uint32_t context, uint32_t samples,
-                                    uint32_t needles, uint32_t key_len, uint32_t value_len,
-                                    double depth_min, double depth_max, uint64_t seed,
-                                    bosch_torch_task **out, char *err, size_t err_len);
-/* Writes the task as JSON Lines (the format read above). */
-BOSCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char *path);
-BOSCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t);
+ * different seeds for calibration and held-out sets. NULL for impossible
+ * parameters (bosch_torch_create_error() says which, BOSCH_E_INVALID). */
+BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_create_niah(
+    uint32_t vocab, uint32_t context, uint32_t samples, uint32_t needles, uint32_t key_len,
+    uint32_t value_len, double depth_min, double depth_max, uint64_t seed);
+/* Writes the task as JSON Lines (the format read above). BOSCH_E_INVALID for
+ * NULL arguments, BOSCH_E_IO when the file cannot be written; the task is
+ * read-only here, so there is no message. */
+BOSCH_TORCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char *path);
+BOSCH_TORCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t);
 /* Prompt length in tokens (equal for all samples); 0 for NULL or empty. */
-BOSCH_API size_t bosch_torch_task_prompt_len(const bosch_torch_task *t);
-BOSCH_API void bosch_torch_task_free(bosch_torch_task *t);
+BOSCH_TORCH_API size_t bosch_torch_task_prompt_len(const bosch_torch_task *t);
+/* NULL is a no-op. */
+BOSCH_TORCH_API void bosch_torch_task_free(bosch_torch_task *t);
 
 /* ------------------------------------------------------------------------ */
 /* Evaluator: model + task, ready to plug into the optimizer                 */
 /* ------------------------------------------------------------------------ */
-BOSCH_API int bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_torch_task *t,
-                                           uint32_t window, uint32_t sink, int metric,
-                                           bosch_torch_evaluator **out, char *err,
-                                           size_t err_len);
-BOSCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e);
+/* Scores masks of `m` on `t` with sliding windows of `window` tokens plus
+ * `sink` sink tokens, by `metric` (enum bosch_torch_metric). Checks the task
+ * against the model (tokens in [0, vocab), one prompt length, non-empty
+ * prompts and answers) and window >= 1. NULL on failure
+ * (bosch_torch_create_error()). (Named _open because
+ * bosch_torch_evaluator_create, deprecated, keeps its old signature.) */
+BOSCH_TORCH_API bosch_torch_evaluator *bosch_torch_evaluator_open(bosch_torch_model *m,
+                                                                  const bosch_torch_task *t,
+                                                                  uint32_t window, uint32_t sink,
+                                                                  int metric);
+/* NULL is a no-op. */
+BOSCH_TORCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e);
 /* Candidates scored per forward pass (default 1; K candidates x all samples
- * go into one batch). */
-BOSCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e, uint32_t candidates);
+ * go into one batch). BOSCH_E_INVALID (and a message) for 0. */
+BOSCH_TORCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e,
+                                                    uint32_t candidates);
 /* Prefix cache on/off (default on): hidden states below the lowest layer
  * whose mask differs from the all-full reference are computed once. */
-BOSCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on);
+BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on);
 /* Scores n masks (bosch_batch_eval_fn signature; pass the evaluator as
- * `user`): bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, e). */
-BOSCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units, double *scores,
-                                     void *evaluator);
-/* Message of the last failure of this evaluator ("" if none). */
-BOSCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e);
+ * `user`): bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, e). The
+ * message of a failure is in bosch_torch_evaluator_last_error(e). */
+BOSCH_TORCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units,
+                                           double *scores, void *evaluator);
+/* Message of the last failure of this evaluator: of the last
+ * bosch_torch_batch_eval() ("" after one that succeeded), or of a later
+ * failing setter. "" if none, or for NULL. Owned by the evaluator; valid
+ * until the next call on it. */
+BOSCH_TORCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e);
 
 /* ------------------------------------------------------------------------ */
 /* Static head-level scores (the baselines BOSCH is compared with)           */
@@ -159,7 +244,7 @@ enum bosch_torch_scorer {
     BOSCH_TORCH_SCORER_FISHER = 3
 };
 /* "locality", "retrieval", "echo-induction", "fisher"; NULL for others. */
-BOSCH_API const char *bosch_torch_scorer_name(int scorer);
+BOSCH_TORCH_API const char *bosch_torch_scorer_name(int scorer);
 /* Computes a scorer on every sample of `t` (attention is materialised per
  * sample: memory ~ heads x prompt_len^2 x 4 bytes). head_scores (may be NULL)
  * receives layers x kv_heads x heads_per_group values in query-head order
@@ -167,10 +252,42 @@ BOSCH_API const char *bosch_torch_scorer_name(int scorer);
  * receives layers x kv_heads values, the maximum over each unit's query
  * heads (a unit can only go SWA if none of its heads needs the far past).
  * Deterministic for a given model, task and arguments. The model is locked
- * for the duration, like a forward. */
-BOSCH_API int bosch_torch_scores(bosch_torch_model *m, const bosch_torch_task *t, int scorer,
-                                 uint32_t window, uint32_t sink, double *head_scores,
-                                 double *unit_scores, char *err, size_t err_len);
+ * for the duration, like a forward. On failure the outputs are untouched and
+ * the message is in bosch_torch_model_last_error(m) (BOSCH_E_BAD_SCORE for a
+ * non-finite score). */
+BOSCH_TORCH_API int bosch_torch_model_scores(bosch_torch_model *m, const bosch_torch_task *t,
+                                             int scorer, uint32_t window, uint32_t sink,
+                                             double *head_scores, double *unit_scores);
+
+/* ------------------------------------------------------------------------ */
+/* Pre-1.0 names, kept until 1.0                                             */
+/* ------------------------------------------------------------------------ */
+/* Each returns a status, sets *out (NULL on failure) where it has one, and
+ * writes a NUL-terminated message into `err` (err_len bytes, truncated;
+ * may be NULL): the reason on failure (the text of the replacement's
+ * message, without its "<function>: " prefix), "" on success. Failures of
+ * the creators are recorded for bosch_torch_create_error() too (under the
+ * old name); bosch_torch_forward and bosch_torch_scores set the model's last
+ * error like their replacements. */
+BOSCH_TORCH_API BOSCH_TORCH_DEPRECATED("bosch_torch_model_open") int bosch_torch_model_load(
+    const char *dir, int device, int dtype, bosch_torch_model **out, char *err, size_t err_len);
+BOSCH_TORCH_API BOSCH_TORCH_DEPRECATED("bosch_torch_model_forward") int bosch_torch_forward(
+    bosch_torch_model *m, const int32_t *tokens, size_t batch, size_t len, const uint8_t *masks,
+    uint32_t window, uint32_t sink, const int32_t *positions, size_t npos, float *logits,
+    char *err, size_t err_len);
+BOSCH_TORCH_API BOSCH_TORCH_DEPRECATED("bosch_torch_task_read_jsonl") int
+bosch_torch_task_load_jsonl(const char *path, bosch_torch_task **out, char *err, size_t err_len);
+BOSCH_TORCH_API BOSCH_TORCH_DEPRECATED("bosch_torch_task_create_niah") int bosch_torch_task_niah(
+    uint32_t vocab, uint32_t context, uint32_t samples, uint32_t needles, uint32_t key_len,
+    uint32_t value_len, double depth_min, double depth_max, uint64_t seed, bosch_torch_task **out,
+    char *err, size_t err_len);
+BOSCH_TORCH_API BOSCH_TORCH_DEPRECATED("bosch_torch_evaluator_open") int
+bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_torch_task *t, uint32_t window,
+                             uint32_t sink, int metric, bosch_torch_evaluator **out, char *err,
+                             size_t err_len);
+BOSCH_TORCH_API BOSCH_TORCH_DEPRECATED("bosch_torch_model_scores") int bosch_torch_scores(
+    bosch_torch_model *m, const bosch_torch_task *t, int scorer, uint32_t window, uint32_t sink,
+    double *head_scores, double *unit_scores, char *err, size_t err_len);
 
 #ifdef __cplusplus
 }

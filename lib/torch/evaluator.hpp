@@ -78,6 +78,8 @@ private:
 
 struct bosch_torch_model {
     std::unique_ptr<bosch_torch::Model> model;
+    // bosch_torch_model_last_error: the last forward's or scorer's message.
+    std::string last_error;
 };
 
 struct bosch_torch_evaluator {

@@ -9,7 +9,9 @@
 //                              -> BOSCH_E_EVALUATOR (libtorch failed while
 //                                 computing: a device error, an unsupported
 //                                 dtype on this device, ...)
-// and writes the message into `err` (or the evaluator's last error).
+// and keeps the message: for bosch_torch_create_error (creators, per thread),
+// in the model or the evaluator (functions on a handle), or in `err` (the
+// pre-1.0 functions, which are thin wrappers over the same code).
 #include "bosch/torch.h"
 
 #include "evaluator.hpp"
@@ -79,14 +81,49 @@ template <class F> int guarded(std::string &msg, F &&f) {
     }
 }
 
-template <class F> int guarded_err(char *err, size_t err_len, F &&f) {
-    std::string msg;
-    int st = guarded(msg, std::forward<F>(f));
-    if (st != BOSCH_OK)
-        set_err(err, err_len, msg);
-    else
-        set_err(err, err_len, "");
-    return st;
+// Why the last creator returned NULL, per thread (bosch_torch_create_status
+// and bosch_torch_create_error; the core's create_fail is its model).
+thread_local int t_create_status = BOSCH_OK;
+thread_local std::string t_create_message;
+
+// Records "fn: reason" with `status` and returns NULL, so that a creator can
+// `return create_fail(...)`.
+std::nullptr_t create_fail(const char *fn, int status, const char *reason) noexcept {
+    t_create_status = status;
+    try {
+        std::string m = std::string(fn) + ": " + reason;
+        t_create_message.swap(m);
+    } catch (...) {
+        t_create_message.clear(); // no memory for the text; the status stands
+    }
+    return nullptr;
+}
+
+// The pre-1.0 functions' report: the reason (or "") into err; a failure is
+// also recorded for bosch_torch_create_error under the function's name when
+// `fn` is given (the creators).
+int old_report(const char *fn, int status, const std::string &msg, char *err, size_t err_len) {
+    set_err(err, err_len, status == BOSCH_OK ? std::string() : msg);
+    if (status != BOSCH_OK && fn)
+        create_fail(fn, status, msg.c_str());
+    return status;
+}
+
+// Keeps `msg` ("" after a success) as the model's last error; written under
+// the model's lock, like the evaluator's.
+void note_model(bosch_torch_model *m, const std::string &msg) noexcept {
+    if (!m)
+        return;
+    try {
+        if (m->model) {
+            std::lock_guard<std::mutex> lock(m->model->mutex);
+            m->last_error = msg;
+        } else {
+            m->last_error = msg;
+        }
+    } catch (...) {
+        m->last_error.clear();
+    }
 }
 
 torch::Device pick_device(int device) {
@@ -120,25 +157,14 @@ torch::ScalarType pick_dtype(int dtype, const torch::Device &dev) {
     }
 }
 
-} // namespace
+// The work of each entry point, shared by the current and the pre-1.0
+// functions: a status, and the reason in `msg` ("" on success).
 
-extern "C" {
-
-BOSCH_API int bosch_torch_cuda_available(void) {
-    try {
-        return torch::cuda::is_available() ? 1 : 0;
-    } catch (...) {
-        return 0;
-    }
-}
-
-BOSCH_API int bosch_torch_model_load(const char *dir, int device, int dtype,
-                                     bosch_torch_model **out, char *err, size_t err_len) {
-    if (out)
-        *out = nullptr;
-    return guarded_err(err, err_len, [&] {
-        if (!dir || !out)
-            invalid("dir and out must not be NULL");
+int open_model(const char *dir, int device, int dtype, bosch_torch_model **out,
+               std::string &msg) {
+    return guarded(msg, [&] {
+        if (!dir)
+            invalid("dir must not be NULL");
         torch::Device dev = pick_device(device);
         torch::ScalarType dt = pick_dtype(dtype, dev);
         torch::InferenceMode guard;
@@ -148,43 +174,10 @@ BOSCH_API int bosch_torch_model_load(const char *dir, int device, int dtype,
     });
 }
 
-BOSCH_API void bosch_torch_model_free(bosch_torch_model *m) {
-    try {
-        delete m;
-    } catch (...) {
-    }
-}
-
-BOSCH_API int bosch_torch_model_shape(const bosch_torch_model *m, uint32_t *layers,
-                                      uint32_t *kv_heads, uint32_t *heads_per_group,
-                                      uint32_t *vocab) {
-    if (!m || !m->model)
-        return BOSCH_E_INVALID;
-    const Model &md = *m->model;
-    if (layers)
-        *layers = uint32_t(md.layers());
-    if (kv_heads)
-        *kv_heads = uint32_t(md.kv_heads());
-    if (heads_per_group)
-        *heads_per_group = uint32_t(md.heads_per_group());
-    if (vocab)
-        *vocab = uint32_t(md.vocab());
-    return BOSCH_OK;
-}
-
-BOSCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model *m) {
-    if (!m || !m->model)
-        return nullptr;
-    const Model &md = *m->model;
-    return bosch_problem_create(uint32_t(md.layers()), uint32_t(md.kv_heads()),
-                                uint32_t(md.heads_per_group()));
-}
-
-BOSCH_API int bosch_torch_forward(bosch_torch_model *m, const int32_t *tokens, size_t batch,
-                                  size_t len, const uint8_t *masks, uint32_t window,
-                                  uint32_t sink, const int32_t *positions, size_t npos,
-                                  float *logits, char *err, size_t err_len) {
-    return guarded_err(err, err_len, [&] {
+int run_forward(bosch_torch_model *m, const int32_t *tokens, size_t batch, size_t len,
+                const uint8_t *masks, uint32_t window, uint32_t sink, const int32_t *positions,
+                size_t npos, float *logits, std::string &msg) {
+    return guarded(msg, [&] {
         if (!m || !m->model || !tokens || batch == 0 || len == 0)
             invalid("model and tokens must not be NULL; batch and len must be positive");
         if (npos > 0 && (!positions || !logits))
@@ -212,6 +205,8 @@ BOSCH_API int bosch_torch_forward(bosch_torch_model *m, const int32_t *tokens, s
         const torch::Device dev = md.device();
         const int64_t B = int64_t(batch), T = int64_t(len), P = int64_t(npos);
         const int64_t L = md.layers(), G = md.kv_heads();
+        // from_blob only wraps the caller's arrays: .to() copies them (dtype
+        // or device change) before anything could write.
         torch::Tensor tok =
             torch::from_blob(const_cast<int32_t *>(tokens), {B, T},
                              torch::TensorOptions().dtype(torch::kInt32))
@@ -232,72 +227,45 @@ BOSCH_API int bosch_torch_forward(bosch_torch_model *m, const int32_t *tokens, s
     });
 }
 
-BOSCH_API int bosch_torch_task_load_jsonl(const char *path, bosch_torch_task **out, char *err,
-                                          size_t err_len) {
-    if (out)
-        *out = nullptr;
-    return guarded_err(err, err_len, [&] {
-        if (!path || !out)
-            invalid("path and out must not be NULL");
+int read_task(const char *path, bosch_torch_task **out, std::string &msg) {
+    return guarded(msg, [&] {
+        if (!path)
+            invalid("path must not be NULL");
         std::unique_ptr<bosch_torch_task> t(new bosch_torch_task);
         t->task = load_jsonl(path);
         *out = t.release();
     });
 }
 
-BOSCH_API int bosch_torch_task_niah(uint32_t vocab, uint32_t context, uint32_t samples,
-                                    uint32_t needles, uint32_t key_len, uint32_t value_len,
-                                    double depth_min, double depth_max, uint64_t seed,
-                                    bosch_torch_task **out, char *err, size_t err_len) {
-    if (out)
-        *out = nullptr;
-    return guarded_err(err, err_len, [&] {
-        if (!out)
-            invalid("out must not be NULL");
-        NiahParams p;
-        p.vocab = vocab;
-        p.context = context;
-        p.samples = samples;
-        p.needles = needles;
-        p.key_len = key_len;
-        p.value_len = value_len;
-        p.depth_min = depth_min;
-        p.depth_max = depth_max;
-        p.seed = seed;
+int niah_task(const NiahParams &p, bosch_torch_task **out, std::string &msg) {
+    return guarded(msg, [&] {
         std::unique_ptr<bosch_torch_task> t(new bosch_torch_task);
         t->task = make_niah(p);
         *out = t.release();
     });
 }
 
-BOSCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char *path) {
-    std::string msg;
+NiahParams niah_params(uint32_t vocab, uint32_t context, uint32_t samples, uint32_t needles,
+                       uint32_t key_len, uint32_t value_len, double depth_min, double depth_max,
+                       uint64_t seed) {
+    NiahParams p;
+    p.vocab = vocab;
+    p.context = context;
+    p.samples = samples;
+    p.needles = needles;
+    p.key_len = key_len;
+    p.value_len = value_len;
+    p.depth_min = depth_min;
+    p.depth_max = depth_max;
+    p.seed = seed;
+    return p;
+}
+
+int open_evaluator(bosch_torch_model *m, const bosch_torch_task *t, uint32_t window,
+                   uint32_t sink, int metric, bosch_torch_evaluator **out, std::string &msg) {
     return guarded(msg, [&] {
-        if (!t || !path)
-            invalid("task and path must not be NULL");
-        write_jsonl(t->task, path);
-    });
-}
-
-BOSCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t) {
-    return t ? t->task.samples.size() : 0;
-}
-
-BOSCH_API size_t bosch_torch_task_prompt_len(const bosch_torch_task *t) {
-    return t && !t->task.samples.empty() ? t->task.samples[0].prompt.size() : 0;
-}
-
-BOSCH_API void bosch_torch_task_free(bosch_torch_task *t) { delete t; }
-
-BOSCH_API int bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_torch_task *t,
-                                           uint32_t window, uint32_t sink, int metric,
-                                           bosch_torch_evaluator **out, char *err,
-                                           size_t err_len) {
-    if (out)
-        *out = nullptr;
-    return guarded_err(err, err_len, [&] {
-        if (!m || !m->model || !t || !out)
-            invalid("model, task and out must not be NULL");
+        if (!m || !m->model || !t)
+            invalid("model and task must not be NULL");
         if (metric != BOSCH_TORCH_METRIC_EXACT && metric != BOSCH_TORCH_METRIC_LOGPROB)
             invalid("unknown metric " + std::to_string(metric));
         Window w;
@@ -312,7 +280,182 @@ BOSCH_API int bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_tor
     });
 }
 
-BOSCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e) {
+// Static head-level scores (scorers.hpp). Outputs are written only on success.
+int run_scores(bosch_torch_model *m, const bosch_torch_task *t, int scorer, uint32_t window,
+               uint32_t sink, double *head_scores, double *unit_scores, std::string &msg) {
+    return guarded(msg, [&] {
+        if (!m || !m->model || !t)
+            invalid("model and task must not be NULL");
+        if (!scorer_name(scorer))
+            invalid("unknown scorer " + std::to_string(scorer));
+        Window w;
+        w.window = int64_t(window);
+        w.sink = int64_t(sink);
+        Model &md = *m->model;
+        std::lock_guard<std::mutex> lock(md.mutex);
+        // No InferenceMode here: FISHER needs autograd (compute_scores sets
+        // the mode per scorer).
+        HeadScores s = compute_scores(md, t->task, Scorer(scorer), w);
+        if (head_scores)
+            memcpy(head_scores, s.head.data(), s.head.size() * sizeof(double));
+        if (unit_scores)
+            memcpy(unit_scores, s.unit.data(), s.unit.size() * sizeof(double));
+    });
+}
+
+} // namespace
+
+extern "C" {
+
+BOSCH_TORCH_API int bosch_torch_cuda_available(void) {
+    try {
+        return torch::cuda::is_available() ? 1 : 0;
+    } catch (...) {
+        return 0;
+    }
+}
+
+BOSCH_TORCH_API int bosch_torch_create_status(void) { return t_create_status; }
+
+BOSCH_TORCH_API const char *bosch_torch_create_error(void) { return t_create_message.c_str(); }
+
+// ---------------------------------------------------------------------------
+// Model
+
+BOSCH_TORCH_API bosch_torch_model *bosch_torch_model_open(const char *dir, int device,
+                                                          int dtype) {
+    bosch_torch_model *m = nullptr;
+    std::string msg;
+    int st = open_model(dir, device, dtype, &m, msg);
+    if (st != BOSCH_OK)
+        return create_fail("bosch_torch_model_open", st, msg.c_str());
+    return m;
+}
+
+BOSCH_TORCH_API void bosch_torch_model_free(bosch_torch_model *m) {
+    try {
+        delete m;
+    } catch (...) {
+    }
+}
+
+BOSCH_TORCH_API const char *bosch_torch_model_last_error(const bosch_torch_model *m) {
+    return m ? m->last_error.c_str() : "";
+}
+
+BOSCH_TORCH_API int bosch_torch_model_shape(const bosch_torch_model *m, uint32_t *layers,
+                                            uint32_t *kv_heads, uint32_t *heads_per_group,
+                                            uint32_t *vocab) {
+    if (!m || !m->model)
+        return BOSCH_E_INVALID;
+    const Model &md = *m->model;
+    if (layers)
+        *layers = uint32_t(md.layers());
+    if (kv_heads)
+        *kv_heads = uint32_t(md.kv_heads());
+    if (heads_per_group)
+        *heads_per_group = uint32_t(md.heads_per_group());
+    if (vocab)
+        *vocab = uint32_t(md.vocab());
+    return BOSCH_OK;
+}
+
+BOSCH_TORCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model *m) {
+    if (!m || !m->model)
+        return create_fail("bosch_torch_model_problem", BOSCH_E_INVALID, "model is NULL");
+    const Model &md = *m->model;
+    bosch_problem *p = bosch_problem_create(uint32_t(md.layers()), uint32_t(md.kv_heads()),
+                                            uint32_t(md.heads_per_group()));
+    if (!p)
+        return create_fail("bosch_torch_model_problem",
+                           bosch_create_status() != BOSCH_OK ? bosch_create_status()
+                                                             : BOSCH_E_NOMEM,
+                           bosch_create_error());
+    return p;
+}
+
+BOSCH_TORCH_API int bosch_torch_model_forward(bosch_torch_model *m, const int32_t *tokens,
+                                              size_t batch, size_t len, const uint8_t *masks,
+                                              uint32_t window, uint32_t sink,
+                                              const int32_t *positions, size_t npos,
+                                              float *logits) {
+    std::string msg;
+    int st = run_forward(m, tokens, batch, len, masks, window, sink, positions, npos, logits, msg);
+    note_model(m, msg);
+    return st;
+}
+
+BOSCH_TORCH_API int bosch_torch_model_scores(bosch_torch_model *m, const bosch_torch_task *t,
+                                             int scorer, uint32_t window, uint32_t sink,
+                                             double *head_scores, double *unit_scores) {
+    std::string msg;
+    int st = run_scores(m, t, scorer, window, sink, head_scores, unit_scores, msg);
+    note_model(m, msg);
+    return st;
+}
+
+BOSCH_TORCH_API const char *bosch_torch_scorer_name(int scorer) { return scorer_name(scorer); }
+
+// ---------------------------------------------------------------------------
+// Tasks
+
+BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_read_jsonl(const char *path) {
+    bosch_torch_task *t = nullptr;
+    std::string msg;
+    int st = read_task(path, &t, msg);
+    if (st != BOSCH_OK)
+        return create_fail("bosch_torch_task_read_jsonl", st, msg.c_str());
+    return t;
+}
+
+BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_create_niah(
+    uint32_t vocab, uint32_t context, uint32_t samples, uint32_t needles, uint32_t key_len,
+    uint32_t value_len, double depth_min, double depth_max, uint64_t seed) {
+    bosch_torch_task *t = nullptr;
+    std::string msg;
+    int st = niah_task(niah_params(vocab, context, samples, needles, key_len, value_len,
+                                   depth_min, depth_max, seed),
+                       &t, msg);
+    if (st != BOSCH_OK)
+        return create_fail("bosch_torch_task_create_niah", st, msg.c_str());
+    return t;
+}
+
+BOSCH_TORCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char *path) {
+    std::string msg;
+    return guarded(msg, [&] {
+        if (!t || !path)
+            invalid("task and path must not be NULL");
+        write_jsonl(t->task, path);
+    });
+}
+
+BOSCH_TORCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t) {
+    return t ? t->task.samples.size() : 0;
+}
+
+BOSCH_TORCH_API size_t bosch_torch_task_prompt_len(const bosch_torch_task *t) {
+    return t && !t->task.samples.empty() ? t->task.samples[0].prompt.size() : 0;
+}
+
+BOSCH_TORCH_API void bosch_torch_task_free(bosch_torch_task *t) { delete t; }
+
+// ---------------------------------------------------------------------------
+// Evaluator
+
+BOSCH_TORCH_API bosch_torch_evaluator *bosch_torch_evaluator_open(bosch_torch_model *m,
+                                                                  const bosch_torch_task *t,
+                                                                  uint32_t window, uint32_t sink,
+                                                                  int metric) {
+    bosch_torch_evaluator *e = nullptr;
+    std::string msg;
+    int st = open_evaluator(m, t, window, sink, metric, &e, msg);
+    if (st != BOSCH_OK)
+        return create_fail("bosch_torch_evaluator_open", st, msg.c_str());
+    return e;
+}
+
+BOSCH_TORCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e) {
     if (!e)
         return;
     try {
@@ -323,15 +466,20 @@ BOSCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e) {
     delete e;
 }
 
-BOSCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e, uint32_t candidates) {
-    if (!e || candidates == 0)
+BOSCH_TORCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e,
+                                                    uint32_t candidates) {
+    if (!e || !e->ev)
         return BOSCH_E_INVALID;
     std::lock_guard<std::mutex> lock(e->model->model->mutex);
+    if (candidates == 0) {
+        e->ev->last_error = "candidates must be at least 1";
+        return BOSCH_E_INVALID;
+    }
     e->ev->set_batch(candidates);
     return BOSCH_OK;
 }
 
-BOSCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on) {
+BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on) {
     if (!e)
         return BOSCH_E_INVALID;
     std::lock_guard<std::mutex> lock(e->model->model->mutex);
@@ -341,9 +489,10 @@ BOSCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, i
 
 // Returns BOSCH_OK, or a negative enum bosch_error (the optimizer reports it
 // through bosch_evaluator_status()); the message is in
-// bosch_torch_evaluator_last_error().
-BOSCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units, double *scores,
-                                     void *evaluator) {
+// bosch_torch_evaluator_last_error(). `evaluator` is not const: the message
+// is written into it.
+BOSCH_TORCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units,
+                                           double *scores, void *evaluator) {
     auto *e = static_cast<bosch_torch_evaluator *>(evaluator);
     if (!e || !e->ev)
         return BOSCH_E_INVALID;
@@ -367,40 +516,92 @@ BOSCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t unit
     return st;
 }
 
-BOSCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e) {
+BOSCH_TORCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e) {
     if (!e || !e->ev)
         return "";
     return e->ev->last_error.c_str();
 }
 
-} // extern "C"
+// ---------------------------------------------------------------------------
+// Pre-1.0 functions (torch.h, "kept until 1.0"): the same work, the reason
+// into `err` as before.
 
-// Static head-level scores (scorers.hpp). Outputs are written only on success.
-extern "C" {
+BOSCH_TORCH_API int bosch_torch_model_load(const char *dir, int device, int dtype,
+                                           bosch_torch_model **out, char *err, size_t err_len) {
+    if (out)
+        *out = nullptr;
+    std::string msg;
+    int st = BOSCH_E_INVALID;
+    if (!dir || !out)
+        msg = "dir and out must not be NULL";
+    else
+        st = open_model(dir, device, dtype, out, msg);
+    return old_report("bosch_torch_model_load", st, msg, err, err_len);
+}
 
-BOSCH_API const char *bosch_torch_scorer_name(int scorer) { return scorer_name(scorer); }
+BOSCH_TORCH_API int bosch_torch_forward(bosch_torch_model *m, const int32_t *tokens, size_t batch,
+                                        size_t len, const uint8_t *masks, uint32_t window,
+                                        uint32_t sink, const int32_t *positions, size_t npos,
+                                        float *logits, char *err, size_t err_len) {
+    std::string msg;
+    int st = run_forward(m, tokens, batch, len, masks, window, sink, positions, npos, logits, msg);
+    note_model(m, msg);
+    return old_report(nullptr, st, msg, err, err_len);
+}
 
-BOSCH_API int bosch_torch_scores(bosch_torch_model *m, const bosch_torch_task *t, int scorer,
-                                 uint32_t window, uint32_t sink, double *head_scores,
-                                 double *unit_scores, char *err, size_t err_len) {
-    return guarded_err(err, err_len, [&] {
-        if (!m || !m->model || !t)
-            invalid("model and task must not be NULL");
-        if (!scorer_name(scorer))
-            invalid("unknown scorer " + std::to_string(scorer));
-        Window w;
-        w.window = int64_t(window);
-        w.sink = int64_t(sink);
-        Model &md = *m->model;
-        std::lock_guard<std::mutex> lock(md.mutex);
-        // No InferenceMode here: FISHER needs autograd (compute_scores sets
-        // the mode per scorer).
-        HeadScores s = compute_scores(md, t->task, Scorer(scorer), w);
-        if (head_scores)
-            memcpy(head_scores, s.head.data(), s.head.size() * sizeof(double));
-        if (unit_scores)
-            memcpy(unit_scores, s.unit.data(), s.unit.size() * sizeof(double));
-    });
+BOSCH_TORCH_API int bosch_torch_task_load_jsonl(const char *path, bosch_torch_task **out,
+                                                char *err, size_t err_len) {
+    if (out)
+        *out = nullptr;
+    std::string msg;
+    int st = BOSCH_E_INVALID;
+    if (!path || !out)
+        msg = "path and out must not be NULL";
+    else
+        st = read_task(path, out, msg);
+    return old_report("bosch_torch_task_load_jsonl", st, msg, err, err_len);
+}
+
+BOSCH_TORCH_API int bosch_torch_task_niah(uint32_t vocab, uint32_t context, uint32_t samples,
+                                          uint32_t needles, uint32_t key_len, uint32_t value_len,
+                                          double depth_min, double depth_max, uint64_t seed,
+                                          bosch_torch_task **out, char *err, size_t err_len) {
+    if (out)
+        *out = nullptr;
+    std::string msg;
+    int st = BOSCH_E_INVALID;
+    if (!out)
+        msg = "out must not be NULL";
+    else
+        st = niah_task(niah_params(vocab, context, samples, needles, key_len, value_len,
+                                   depth_min, depth_max, seed),
+                       out, msg);
+    return old_report("bosch_torch_task_niah", st, msg, err, err_len);
+}
+
+BOSCH_TORCH_API int bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_torch_task *t,
+                                                 uint32_t window, uint32_t sink, int metric,
+                                                 bosch_torch_evaluator **out, char *err,
+                                                 size_t err_len) {
+    if (out)
+        *out = nullptr;
+    std::string msg;
+    int st = BOSCH_E_INVALID;
+    if (!m || !m->model || !t || !out)
+        msg = "model, task and out must not be NULL";
+    else
+        st = open_evaluator(m, t, window, sink, metric, out, msg);
+    return old_report("bosch_torch_evaluator_create", st, msg, err, err_len);
+}
+
+BOSCH_TORCH_API int bosch_torch_scores(bosch_torch_model *m, const bosch_torch_task *t,
+                                       int scorer, uint32_t window, uint32_t sink,
+                                       double *head_scores, double *unit_scores, char *err,
+                                       size_t err_len) {
+    std::string msg;
+    int st = run_scores(m, t, scorer, window, sink, head_scores, unit_scores, msg);
+    note_model(m, msg);
+    return old_report(nullptr, st, msg, err, err_len);
 }
 
 } // extern "C"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "bosch/bosch.h"
+#include "bosch/torch.h"
 
 #include <cstdio>
 #include <cstring>
@@ -41,3 +42,22 @@ static int g_failures = 0, g_checks = 0;
                          (word));                                                                  \
         }                                                                                          \
     } while (0)
+
+// For a creator's result: BOSCH_OK when `h` is not NULL, else
+// bosch_torch_create_status(), with bosch_torch_create_error() copied into
+// err (so that EXPECT_ST shows it and EXPECT_MSG reads it).
+[[maybe_unused]] static int created(const void *h) {
+    if (h) {
+        err[0] = '\0';
+        return BOSCH_OK;
+    }
+    std::snprintf(err, sizeof err, "%s", bosch_torch_create_error());
+    return bosch_torch_create_status();
+}
+
+// For a function on a model: its status, with the model's last error copied
+// into err ("" for a NULL model).
+[[maybe_unused]] static int model_st(int status, const bosch_torch_model *m) {
+    std::snprintf(err, sizeof err, "%s", bosch_torch_model_last_error(m));
+    return status;
+}

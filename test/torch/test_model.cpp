@@ -69,12 +69,21 @@ static torch::Tensor to_i64(const std::vector<int32_t> &v, int64_t b, int64_t t)
     return torch::tensor(std::vector<int64_t>(v.begin(), v.end()), torch::kInt64).view({b, t});
 }
 
+// bosch_torch_model_forward, with the model's last error copied into err.
+static int forward(bosch_torch_model *m, const int32_t *tokens, size_t batch, size_t len,
+                   const uint8_t *masks, uint32_t window, uint32_t sink, const int32_t *positions,
+                   size_t npos, float *logits) {
+    return model_st(bosch_torch_model_forward(m, tokens, batch, len, masks, window, sink,
+                                              positions, npos, logits),
+                    m);
+}
+
 // ---------------------------------------------------------------------------
 
 static void test_load_and_errors(const std::string &dir) {
     bosch_torch_model *m = nullptr;
-    EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, BOSCH_TORCH_DTYPE_AUTO,
-                                     &m, err, sizeof err),
+    EXPECT_ST(created(m = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
+                                                 BOSCH_TORCH_DTYPE_AUTO)),
               BOSCH_OK);
     if (!m)
         return;
@@ -90,58 +99,52 @@ static void test_load_and_errors(const std::string &dir) {
     std::vector<int32_t> tok = random_tokens(8, 50, 1);
     int32_t pos[2] = {0, 7};
     std::vector<float> lg(2 * 50);
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data(), err,
-                                  sizeof err),
-              BOSCH_OK);
+    EXPECT_ST(forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data()), BOSCH_OK);
     EXPECT(std::strlen(err) == 0);
     tok[3] = 50;
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data(), err,
-                                  sizeof err),
-              BOSCH_E_INVALID);
+    EXPECT_ST(forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data()), BOSCH_E_INVALID);
     EXPECT_MSG("vocabulary");
     tok[3] = -1;
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data(), err,
-                                  sizeof err),
-              BOSCH_E_INVALID);
+    EXPECT_ST(forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data()), BOSCH_E_INVALID);
     tok[3] = 1;
     pos[1] = 8;
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data(), err,
-                                  sizeof err),
-              BOSCH_E_INVALID);
+    EXPECT_ST(forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data()), BOSCH_E_INVALID);
     EXPECT_MSG("position");
     pos[1] = 7;
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 0, 0, pos, 2, lg.data(), err,
-                                  sizeof err),
-              BOSCH_E_INVALID);
+    EXPECT_ST(forward(m, tok.data(), 1, 8, nullptr, 0, 0, pos, 2, lg.data()), BOSCH_E_INVALID);
     EXPECT_MSG("window");
-    EXPECT_ST(bosch_torch_forward(nullptr, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data(),
-                                  err, sizeof err),
+    // A NULL model: BOSCH_E_INVALID, no message anywhere ("" for NULL).
+    EXPECT_ST(forward(nullptr, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data()),
               BOSCH_E_INVALID);
-    // A tiny error buffer is truncated, NUL-terminated.
-    char small[8];
-    EXPECT(bosch_torch_forward(m, tok.data(), 1, 8, nullptr, 0, 0, pos, 2, lg.data(), small,
-                               sizeof small) == BOSCH_E_INVALID);
-    EXPECT(std::strlen(small) == sizeof small - 1);
+    EXPECT(std::strcmp(bosch_torch_model_last_error(nullptr), "") == 0);
+    // A success clears the model's last error.
+    EXPECT_ST(forward(m, tok.data(), 1, 8, nullptr, 0, 0, pos, 2, lg.data()), BOSCH_E_INVALID);
+    EXPECT(std::strlen(bosch_torch_model_last_error(m)) > 0);
+    EXPECT_ST(forward(m, tok.data(), 1, 8, nullptr, 4, 0, pos, 2, lg.data()), BOSCH_OK);
+    EXPECT(std::strcmp(bosch_torch_model_last_error(m), "") == 0);
     bosch_torch_model_free(m);
 
     // Devices and dtypes.
     bosch_torch_model *m2 = nullptr;
     if (!bosch_torch_cuda_available()) {
-        EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CUDA,
-                                         BOSCH_TORCH_DTYPE_AUTO, &m2, err, sizeof err),
+        EXPECT_ST(created(m2 = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CUDA,
+                                                      BOSCH_TORCH_DTYPE_AUTO)),
                   BOSCH_E_INVALID);
         EXPECT_MSG("CUDA");
         EXPECT(m2 == nullptr);
     }
-    EXPECT_ST(bosch_torch_model_load(dir.c_str(), 7, BOSCH_TORCH_DTYPE_AUTO, &m2, err, sizeof err),
+    EXPECT_ST(created(m2 = bosch_torch_model_open(dir.c_str(), 7, BOSCH_TORCH_DTYPE_AUTO)),
               BOSCH_E_INVALID);
-    EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, 9, &m2, err, sizeof err),
+    EXPECT_MSG("unknown device 7");
+    EXPECT_ST(created(m2 = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, 9)),
               BOSCH_E_INVALID);
-    EXPECT_ST(bosch_torch_model_load(nullptr, BOSCH_TORCH_DEVICE_CPU, 0, &m2, err, sizeof err),
+    EXPECT_MSG("unknown dtype 9");
+    EXPECT_ST(created(m2 = bosch_torch_model_open(nullptr, BOSCH_TORCH_DEVICE_CPU, 0)),
               BOSCH_E_INVALID);
+    EXPECT_MSG("bosch_torch_model_open: dir must not be NULL");
     // Missing files: BOSCH_E_IO.
-    EXPECT_ST(bosch_torch_model_load((g_tmp + "/nope").c_str(), BOSCH_TORCH_DEVICE_CPU, 0, &m2,
-                                     err, sizeof err),
+    EXPECT_ST(created(m2 = bosch_torch_model_open((g_tmp + "/nope").c_str(),
+                                                  BOSCH_TORCH_DEVICE_CPU, 0)),
               BOSCH_E_IO);
     EXPECT_MSG("config.json");
     // Another architecture: refused by name, BOSCH_E_INVALID.
@@ -153,36 +156,31 @@ static void test_load_and_errors(const std::string &dir) {
     cfg.replace(at, std::strlen("Qwen3ForCausalLM"), "LlamaForCausalLM");
     write_file(bad + "/config.json", cfg);
     std::filesystem::copy_file(dir + "/model.safetensors", bad + "/model.safetensors");
-    EXPECT_ST(bosch_torch_model_load(bad.c_str(), BOSCH_TORCH_DEVICE_CPU, 0, &m2, err, sizeof err),
+    EXPECT_ST(created(m2 = bosch_torch_model_open(bad.c_str(), BOSCH_TORCH_DEVICE_CPU, 0)),
               BOSCH_E_INVALID);
     EXPECT_MSG("LlamaForCausalLM");
     // Weights missing.
     std::string nowt = g_tmp + "/noweights";
     std::filesystem::create_directories(nowt);
     write_file(nowt + "/config.json", tiny_config_json(gqa_spec()));
-    EXPECT_ST(bosch_torch_model_load(nowt.c_str(), BOSCH_TORCH_DEVICE_CPU, 0, &m2, err,
-                                     sizeof err),
+    EXPECT_ST(created(m2 = bosch_torch_model_open(nowt.c_str(), BOSCH_TORCH_DEVICE_CPU, 0)),
               BOSCH_E_IO);
 
     // bf16 on CPU: runs, finite, close to f32.
     bosch_torch_model *mf = nullptr, *mb = nullptr;
-    EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, BOSCH_TORCH_DTYPE_F32,
-                                     &mf, err, sizeof err),
+    EXPECT_ST(created(mf = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
+                                                  BOSCH_TORCH_DTYPE_F32)),
               BOSCH_OK);
-    EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, BOSCH_TORCH_DTYPE_BF16,
-                                     &mb, err, sizeof err),
+    EXPECT_ST(created(mb = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
+                                                  BOSCH_TORCH_DTYPE_BF16)),
               BOSCH_OK);
     if (mf && mb) {
         std::vector<int32_t> t2 = random_tokens(16, 50, 2);
         int32_t p2[3] = {0, 9, 15};
         std::vector<uint8_t> masks = {0, 1, 1, 0, 1, 1};
         std::vector<float> a(3 * 50), b(3 * 50);
-        EXPECT_ST(bosch_torch_forward(mf, t2.data(), 1, 16, masks.data(), 3, 1, p2, 3, a.data(),
-                                      err, sizeof err),
-                  BOSCH_OK);
-        EXPECT_ST(bosch_torch_forward(mb, t2.data(), 1, 16, masks.data(), 3, 1, p2, 3, b.data(),
-                                      err, sizeof err),
-                  BOSCH_OK);
+        EXPECT_ST(forward(mf, t2.data(), 1, 16, masks.data(), 3, 1, p2, 3, a.data()), BOSCH_OK);
+        EXPECT_ST(forward(mb, t2.data(), 1, 16, masks.data(), 3, 1, p2, 3, b.data()), BOSCH_OK);
         bool finite = true;
         for (float x : b)
             finite = finite && std::isfinite(x);
@@ -195,8 +193,8 @@ static void test_load_and_errors(const std::string &dir) {
     bosch_torch_model_free(mb);
     // f16: refused at load where the device lacks f16 kernels (CPU, libtorch 1.x).
     bosch_torch_model *mh = nullptr;
-    int st = bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, BOSCH_TORCH_DTYPE_F16,
-                                    &mh, err, sizeof err);
+    int st = created(mh = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
+                                                 BOSCH_TORCH_DTYPE_F16));
     EXPECT(st == BOSCH_OK || st == BOSCH_E_INVALID);
     if (st == BOSCH_E_INVALID) {
         EXPECT_MSG("f16");
@@ -204,9 +202,7 @@ static void test_load_and_errors(const std::string &dir) {
         std::vector<int32_t> t3 = random_tokens(8, 50, 3);
         int32_t p3 = 7;
         std::vector<float> c3(50);
-        EXPECT_ST(bosch_torch_forward(mh, t3.data(), 1, 8, nullptr, 3, 0, &p3, 1, c3.data(), err,
-                                      sizeof err),
-                  BOSCH_OK);
+        EXPECT_ST(forward(mh, t3.data(), 1, 8, nullptr, 3, 0, &p3, 1, c3.data()), BOSCH_OK);
     }
     bosch_torch_model_free(mh);
 }
@@ -220,25 +216,19 @@ static void test_window_covering_is_full(bosch_torch_model *m) {
         pos[i] = int32_t(i);
     std::vector<uint8_t> all_swa(B * 6, 1);
     std::vector<float> full(B * T * V), a(B * T * V), b(B * T * V);
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, nullptr, 1, 0, pos.data(), T, full.data(),
-                                  err, sizeof err),
+    EXPECT_ST(forward(m, tok.data(), B, T, nullptr, 1, 0, pos.data(), T, full.data()), BOSCH_OK);
+    EXPECT_ST(forward(m, tok.data(), B, T, all_swa.data(), uint32_t(T), 0, pos.data(), T, a.data()),
               BOSCH_OK);
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, all_swa.data(), uint32_t(T), 0, pos.data(),
-                                  T, a.data(), err, sizeof err),
-              BOSCH_OK);
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, all_swa.data(), 1000, 5, pos.data(), T,
-                                  b.data(), err, sizeof err),
+    EXPECT_ST(forward(m, tok.data(), B, T, all_swa.data(), 1000, 5, pos.data(), T, b.data()),
               BOSCH_OK);
     EXPECT(std::memcmp(full.data(), a.data(), full.size() * sizeof(float)) == 0);
     EXPECT(std::memcmp(full.data(), b.data(), full.size() * sizeof(float)) == 0);
     // Sinks covering the whole sequence: also full attention.
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, all_swa.data(), 1, uint32_t(T), pos.data(),
-                                  T, b.data(), err, sizeof err),
+    EXPECT_ST(forward(m, tok.data(), B, T, all_swa.data(), 1, uint32_t(T), pos.data(), T, b.data()),
               BOSCH_OK);
     EXPECT(std::memcmp(full.data(), b.data(), full.size() * sizeof(float)) == 0);
     // A real window changes the logits (after position `window`).
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, all_swa.data(), 2, 0, pos.data(), T,
-                                  b.data(), err, sizeof err),
+    EXPECT_ST(forward(m, tok.data(), B, T, all_swa.data(), 2, 0, pos.data(), T, b.data()),
               BOSCH_OK);
     EXPECT(max_diff(full.data(), b.data(), full.size()) > 1e-3);
     // ... but never at positions 0 and 1 (they see everything within the window).
@@ -348,13 +338,12 @@ static void test_batched_equals_sequential(bosch_torch_model *m) {
     std::vector<int32_t> pos = {0, 3, 7, 12};
     const size_t P = pos.size();
     std::vector<float> batched(B * P * V), one(P * V);
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, masks.data(), 4, 2, pos.data(), P,
-                                  batched.data(), err, sizeof err),
+    EXPECT_ST(forward(m, tok.data(), B, T, masks.data(), 4, 2, pos.data(), P, batched.data()),
               BOSCH_OK);
     double worst = 0;
     for (size_t b = 0; b < B; b++) {
-        EXPECT_ST(bosch_torch_forward(m, tok.data() + b * T, 1, T, masks.data() + b * U, 4, 2,
-                                      pos.data(), P, one.data(), err, sizeof err),
+        EXPECT_ST(forward(m, tok.data() + b * T, 1, T, masks.data() + b * U, 4, 2, pos.data(), P,
+                          one.data()),
                   BOSCH_OK);
         worst = std::max(worst, max_diff(one.data(), batched.data() + b * P * V, P * V));
     }
@@ -364,8 +353,7 @@ static void test_batched_equals_sequential(bosch_torch_model *m) {
     const int64_t saved = m->model->block_bytes();
     m->model->set_block_bytes(4096);
     std::vector<float> tiled(B * P * V);
-    EXPECT_ST(bosch_torch_forward(m, tok.data(), B, T, masks.data(), 4, 2, pos.data(), P,
-                                  tiled.data(), err, sizeof err),
+    EXPECT_ST(forward(m, tok.data(), B, T, masks.data(), 4, 2, pos.data(), P, tiled.data()),
               BOSCH_OK);
     m->model->set_block_bytes(saved);
     double d = max_diff(tiled.data(), batched.data(), tiled.size());
@@ -384,7 +372,7 @@ static double log_prob(const float *row, size_t V, int32_t target) {
     return double(row[target]) - mx - std::log(s);
 }
 
-// Reference score of one mask, sample by sample through bosch_torch_forward.
+// Reference score of one mask, sample by sample through bosch_torch_model_forward.
 static void manual_scores(bosch_torch_model *m, const Task &task, const uint8_t *mask,
                           uint32_t window, uint32_t sink, double *logprob, double *exact) {
     const size_t V = size_t(m->model->vocab());
@@ -396,8 +384,8 @@ static void manual_scores(bosch_torch_model *m, const Task &task, const uint8_t 
         for (size_t j = 0; j < s.answer.size(); j++)
             pos.push_back(int32_t(s.prompt.size() - 1 + j));
         std::vector<float> lg(pos.size() * V);
-        int st = bosch_torch_forward(m, seq.data(), 1, seq.size(), mask, window, sink, pos.data(),
-                                     pos.size(), lg.data(), err, sizeof err);
+        int st = forward(m, seq.data(), 1, seq.size(), mask, window, sink, pos.data(), pos.size(),
+                         lg.data());
         EXPECT(st == BOSCH_OK);
         double lp = 0;
         bool ok = true;
@@ -424,8 +412,7 @@ static std::vector<int32_t> greedy(bosch_torch_model *m, std::vector<int32_t> se
     std::vector<float> lg(V);
     for (size_t i = 0; i < n; i++) {
         int32_t last = int32_t(seq.size() - 1);
-        bosch_torch_forward(m, seq.data(), 1, seq.size(), nullptr, 1, 0, &last, 1, lg.data(), err,
-                            sizeof err);
+        forward(m, seq.data(), 1, seq.size(), nullptr, 1, 0, &last, 1, lg.data());
         size_t best = 0;
         for (size_t v = 1; v < V; v++)
             if (lg[v] > lg[best])
@@ -463,7 +450,7 @@ static void test_evaluator(bosch_torch_model *m) {
 
     for (int metric : {BOSCH_TORCH_METRIC_LOGPROB, BOSCH_TORCH_METRIC_EXACT}) {
         bosch_torch_evaluator *e = nullptr;
-        EXPECT_ST(bosch_torch_evaluator_create(m, task, window, sink, metric, &e, err, sizeof err),
+        EXPECT_ST(created(e = bosch_torch_evaluator_open(m, task, window, sink, metric)),
                   BOSCH_OK);
         if (!e)
             continue;
@@ -533,20 +520,21 @@ static void test_evaluator(bosch_torch_model *m) {
         EXPECT(bosch_torch_batch_eval(masks.data(), 1, U, &s1, e) == BOSCH_OK);
         EXPECT(std::strlen(bosch_torch_evaluator_last_error(e)) == 0);
         EXPECT(bosch_torch_evaluator_set_batch(e, 0) == BOSCH_E_INVALID);
+        EXPECT(std::strcmp(bosch_torch_evaluator_last_error(e),
+                           "candidates must be at least 1") == 0);
         bosch_torch_evaluator_free(e);
     }
 
     // Creation errors.
     bosch_torch_evaluator *e = nullptr;
-    EXPECT_ST(bosch_torch_evaluator_create(m, task, 0, 0, 0, &e, err, sizeof err),
-              BOSCH_E_INVALID);
-    EXPECT_ST(bosch_torch_evaluator_create(m, task, 4, 0, 5, &e, err, sizeof err),
-              BOSCH_E_INVALID);
-    EXPECT_ST(bosch_torch_evaluator_create(m, nullptr, 4, 0, 0, &e, err, sizeof err),
-              BOSCH_E_INVALID);
+    EXPECT_ST(created(e = bosch_torch_evaluator_open(m, task, 0, 0, 0)), BOSCH_E_INVALID);
+    EXPECT_MSG("window");
+    EXPECT_ST(created(e = bosch_torch_evaluator_open(m, task, 4, 0, 5)), BOSCH_E_INVALID);
+    EXPECT_MSG("bosch_torch_evaluator_open: unknown metric 5");
+    EXPECT_ST(created(e = bosch_torch_evaluator_open(m, nullptr, 4, 0, 0)), BOSCH_E_INVALID);
+    EXPECT_MSG("bosch_torch_evaluator_open: model and task must not be NULL");
     task->task.samples[2].prompt[5] = 50; // == vocab
-    EXPECT_ST(bosch_torch_evaluator_create(m, task, 4, 0, 0, &e, err, sizeof err),
-              BOSCH_E_INVALID);
+    EXPECT_ST(created(e = bosch_torch_evaluator_open(m, task, 4, 0, 0)), BOSCH_E_INVALID);
     EXPECT_MSG("vocabulary");
     EXPECT(e == nullptr);
     bosch_torch_task_free(task);
@@ -564,8 +552,7 @@ static void test_optimizer(bosch_torch_model *m) {
         t->task.samples.push_back(s);
     }
     bosch_torch_evaluator *e = nullptr;
-    EXPECT_ST(bosch_torch_evaluator_create(m, t, 4, 1, BOSCH_TORCH_METRIC_LOGPROB, &e, err,
-                                           sizeof err),
+    EXPECT_ST(created(e = bosch_torch_evaluator_open(m, t, 4, 1, BOSCH_TORCH_METRIC_LOGPROB)),
               BOSCH_OK);
     bosch_problem *p = bosch_torch_model_problem(m);
     bosch_optimizer *opt = bosch_optimizer_create(p);
@@ -600,11 +587,11 @@ static void test_optimizer(bosch_torch_model *m) {
 static void test_niah() {
     bosch_torch_task *a = nullptr, *b = nullptr, *c = nullptr;
     const uint32_t V = 40, ctx = 64, K = 2, Vl = 3, N = 3;
-    EXPECT_ST(bosch_torch_task_niah(V, ctx, 6, N, K, Vl, 0.0, 1.0, 42, &a, err, sizeof err),
+    EXPECT_ST(created(a = bosch_torch_task_create_niah(V, ctx, 6, N, K, Vl, 0.0, 1.0, 42)),
               BOSCH_OK);
-    EXPECT_ST(bosch_torch_task_niah(V, ctx, 6, N, K, Vl, 0.0, 1.0, 42, &b, err, sizeof err),
+    EXPECT_ST(created(b = bosch_torch_task_create_niah(V, ctx, 6, N, K, Vl, 0.0, 1.0, 42)),
               BOSCH_OK);
-    EXPECT_ST(bosch_torch_task_niah(V, ctx, 6, N, K, Vl, 0.0, 1.0, 43, &c, err, sizeof err),
+    EXPECT_ST(created(c = bosch_torch_task_create_niah(V, ctx, 6, N, K, Vl, 0.0, 1.0, 43)),
               BOSCH_OK);
     if (!a || !b || !c)
         return;
@@ -650,7 +637,7 @@ static void test_niah() {
     }
     // Depth: one needle at depth 0.5 sits in the middle of the filler.
     bosch_torch_task *d = nullptr;
-    EXPECT_ST(bosch_torch_task_niah(V, 100, 3, 1, 1, 1, 0.5, 0.5, 1, &d, err, sizeof err),
+    EXPECT_ST(created(d = bosch_torch_task_create_niah(V, 100, 3, 1, 1, 1, 0.5, 0.5, 1)),
               BOSCH_OK);
     if (d) {
         const uint32_t filler = 100 - 4 - 3;
@@ -662,7 +649,7 @@ static void test_niah() {
     std::string path = g_tmp + "/niah.jsonl";
     EXPECT(bosch_torch_task_write_jsonl(a, path.c_str()) == BOSCH_OK);
     bosch_torch_task *r = nullptr;
-    EXPECT_ST(bosch_torch_task_load_jsonl(path.c_str(), &r, err, sizeof err), BOSCH_OK);
+    EXPECT_ST(created(r = bosch_torch_task_read_jsonl(path.c_str())), BOSCH_OK);
     if (r) {
         EXPECT(r->task.samples.size() == a->task.samples.size());
         for (size_t i = 0; i < r->task.samples.size() && i < a->task.samples.size(); i++)
@@ -679,23 +666,23 @@ static void test_niah() {
 
     // Argument errors.
     bosch_torch_task *t = nullptr;
-    EXPECT_ST(bosch_torch_task_niah(3, 64, 1, 1, 1, 1, 0, 1, 0, &t, err, sizeof err),
+    EXPECT_ST(created(t = bosch_torch_task_create_niah(3, 64, 1, 1, 1, 1, 0, 1, 0)),
               BOSCH_E_INVALID);
-    EXPECT_ST(bosch_torch_task_niah(40, 9, 1, 1, 2, 3, 0, 1, 0, &t, err, sizeof err),
+    EXPECT_ST(created(t = bosch_torch_task_create_niah(40, 9, 1, 1, 2, 3, 0, 1, 0)),
               BOSCH_E_INVALID);
     EXPECT_MSG("too short");
-    EXPECT_ST(bosch_torch_task_niah(40, 64, 1, 1, 1, 1, 0.7, 0.2, 0, &t, err, sizeof err),
+    EXPECT_ST(created(t = bosch_torch_task_create_niah(40, 64, 1, 1, 1, 1, 0.7, 0.2, 0)),
               BOSCH_E_INVALID);
-    EXPECT_ST(bosch_torch_task_niah(40, 64, 1, 1, 1, 1, -0.1, 0.2, 0, &t, err, sizeof err),
+    EXPECT_ST(created(t = bosch_torch_task_create_niah(40, 64, 1, 1, 1, 1, -0.1, 0.2, 0)),
               BOSCH_E_INVALID);
-    EXPECT_ST(bosch_torch_task_niah(40, 64, 0, 1, 1, 1, 0, 1, 0, &t, err, sizeof err),
+    EXPECT_ST(created(t = bosch_torch_task_create_niah(40, 64, 0, 1, 1, 1, 0, 1, 0)),
               BOSCH_E_INVALID);
-    EXPECT_ST(bosch_torch_task_niah(5, 64, 1, 3, 1, 1, 0, 1, 0, &t, err, sizeof err),
+    EXPECT_ST(created(t = bosch_torch_task_create_niah(5, 64, 1, 3, 1, 1, 0, 1, 0)),
               BOSCH_E_INVALID); // 2 possible keys for 3 needles
     EXPECT_MSG("distinct keys");
-    EXPECT_ST(bosch_torch_task_niah(40, 64, 1, 1, 1, 1, 0, 1, 0, nullptr, err, sizeof err),
-              BOSCH_E_INVALID);
     EXPECT(t == nullptr);
+    // The reason names the creator.
+    EXPECT_MSG("bosch_torch_task_create_niah: ");
 }
 
 static void test_jsonl_errors() {
@@ -731,7 +718,7 @@ static void test_jsonl_errors() {
         write_file(path, c.text);
         bosch_torch_task *t = nullptr;
         err[0] = '\0';
-        int st = bosch_torch_task_load_jsonl(path.c_str(), &t, err, sizeof err);
+        int st = created(t = bosch_torch_task_read_jsonl(path.c_str()));
         g_checks++;
         if (st != c.status || (c.word && !std::strstr(err, c.word))) {
             g_failures++;
@@ -743,9 +730,12 @@ static void test_jsonl_errors() {
         bosch_torch_task_free(t);
     }
     bosch_torch_task *t = nullptr;
-    EXPECT_ST(bosch_torch_task_load_jsonl((g_tmp + "/missing.jsonl").c_str(), &t, err, sizeof err),
+    EXPECT_ST(created(t = bosch_torch_task_read_jsonl((g_tmp + "/missing.jsonl").c_str())),
               BOSCH_E_IO);
-    EXPECT_ST(bosch_torch_task_load_jsonl(nullptr, &t, err, sizeof err), BOSCH_E_INVALID);
+    EXPECT_MSG("bosch_torch_task_read_jsonl: ");
+    EXPECT_MSG("missing.jsonl");
+    EXPECT_ST(created(t = bosch_torch_task_read_jsonl(nullptr)), BOSCH_E_INVALID);
+    EXPECT_MSG("bosch_torch_task_read_jsonl: path must not be NULL");
 }
 
 int main() {
@@ -756,8 +746,8 @@ int main() {
         const std::string dir = write_model("gqa", gqa_spec());
         test_load_and_errors(dir);
         bosch_torch_model *m = nullptr;
-        EXPECT_ST(bosch_torch_model_load(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
-                                         BOSCH_TORCH_DTYPE_F32, &m, err, sizeof err),
+        EXPECT_ST(created(m = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
+                                         BOSCH_TORCH_DTYPE_F32)),
                   BOSCH_OK);
         if (m) {
             test_window_covering_is_full(m);

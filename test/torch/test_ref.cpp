@@ -57,11 +57,9 @@ static void run_case(const Case &c, const std::string &tmp, const std::string &p
         g_failures++;
         return;
     }
-    char err[512];
-    bosch_torch_model *m = nullptr;
-    if (bosch_torch_model_load(ckpt.c_str(), BOSCH_TORCH_DEVICE_CPU, c.dtype, &m, err,
-                               sizeof err) != BOSCH_OK) {
-        std::fprintf(stderr, "%s: load: %s\n", c.name, err);
+    bosch_torch_model *m = bosch_torch_model_open(ckpt.c_str(), BOSCH_TORCH_DEVICE_CPU, c.dtype);
+    if (!m) {
+        std::fprintf(stderr, "%s: load: %s\n", c.name, bosch_torch_create_error());
         g_failures++;
         return;
     }
@@ -81,9 +79,9 @@ static void run_case(const Case &c, const std::string &tmp, const std::string &p
     for (size_t i = 0; i < T; i++)
         pos[i] = int32_t(i);
     std::vector<float> ours(B * T * V);
-    if (bosch_torch_forward(m, tok.data(), B, T, masks.data(), c.window, c.sink, pos.data(), T,
-                            ours.data(), err, sizeof err) != BOSCH_OK) {
-        std::fprintf(stderr, "%s: forward: %s\n", c.name, err);
+    if (bosch_torch_model_forward(m, tok.data(), B, T, masks.data(), c.window, c.sink, pos.data(),
+                                  T, ours.data()) != BOSCH_OK) {
+        std::fprintf(stderr, "%s: forward: %s\n", c.name, bosch_torch_model_last_error(m));
         g_failures++;
         bosch_torch_model_free(m);
         return;
