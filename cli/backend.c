@@ -3,6 +3,15 @@
 
 #include <string.h>
 
+/* Why the last libbosch-torch creator failed, without its "function: "
+ * prefix (the command names what it was doing itself). */
+static const char *create_reason(int rc)
+{
+    const char *e = bosch_torch_create_error();
+    const char *c = strstr(e, ": ");
+    return *e ? (c ? c + 2 : e) : bosch_strerror(rc);
+}
+
 void backend_free(struct backend *b)
 {
     bosch_torch_evaluator_free(b->e);
@@ -12,15 +21,14 @@ void backend_free(struct backend *b)
 
 static int open_task(struct settings *s, struct backend *b)
 {
-    char err[1024] = "";
-    int rc;
     if (s->task)
-        rc = bosch_torch_task_load_jsonl(s->task, &b->t, err, sizeof err);
+        b->t = bosch_torch_task_read_jsonl(s->task);
     else
-        rc = bosch_torch_task_niah(b->V, s->context, s->samples, s->needles, s->key_len,
-                                   s->value_len, 0.0, 1.0, s->seed, &b->t, err, sizeof err);
-    if (rc) {
-        errorf("task %s: %s", s->task ? s->task : "niah", *err ? err : bosch_strerror(rc));
+        b->t = bosch_torch_task_create_niah(b->V, s->context, s->samples, s->needles, s->key_len,
+                                            s->value_len, 0.0, 1.0, s->seed);
+    if (!b->t) {
+        errorf("task %s: %s", s->task ? s->task : "niah",
+               create_reason(bosch_torch_create_status()));
         return EXIT_ERROR;
     }
     /* The KV saving is reported at the task's context. */
@@ -31,24 +39,23 @@ static int open_task(struct settings *s, struct backend *b)
 
 int backend_open(struct settings *s, struct backend *b)
 {
-    char err[1024] = "";
     memset(b, 0, sizeof *b);
     b->dir = s->model;
     int dev = !strcmp(s->device, "cpu") ? BOSCH_TORCH_DEVICE_CPU
               : !strcmp(s->device, "cuda") ? BOSCH_TORCH_DEVICE_CUDA : BOSCH_TORCH_DEVICE_AUTO;
-    int rc = bosch_torch_model_load(b->dir, dev, BOSCH_TORCH_DTYPE_AUTO, &b->m, err, sizeof err);
-    if (rc) {
-        errorf("cannot load the model in %s: %s", b->dir, *err ? err : bosch_strerror(rc));
+    b->m = bosch_torch_model_open(b->dir, dev, BOSCH_TORCH_DTYPE_AUTO);
+    if (!b->m) {
+        errorf("cannot load the model in %s: %s", b->dir,
+               create_reason(bosch_torch_create_status()));
         return EXIT_ERROR;
     }
     bosch_torch_model_shape(b->m, &b->L, &b->G, &b->H, &b->V);
     if (open_task(s, b))
         return EXIT_ERROR;
     int metric = !strcmp(s->metric, "logprob") ? BOSCH_TORCH_METRIC_LOGPROB : BOSCH_TORCH_METRIC_EXACT;
-    rc = bosch_torch_evaluator_create(b->m, b->t, effective_window(s), s->sink, metric, &b->e, err,
-                                      sizeof err);
-    if (rc) {
-        errorf("evaluator: %s", *err ? err : bosch_strerror(rc));
+    b->e = bosch_torch_evaluator_open(b->m, b->t, effective_window(s), s->sink, metric);
+    if (!b->e) {
+        errorf("evaluator: %s", create_reason(bosch_torch_create_status()));
         return EXIT_ERROR;
     }
     bosch_torch_evaluator_set_batch(b->e, s->eval_batch);

@@ -117,15 +117,15 @@ static int choose_mask(struct baseline *t, const struct settings *s)
     if (!strcmp(s->kind, "ablation"))
         return ablation(t);
     if (scorer_of(s->kind) >= 0) {
-        char err[1024] = "";
         if (!(t->unit_scores = calloc(t->units, sizeof *t->unit_scores))) {
             errorf("out of memory");
             return EXIT_ERROR;
         }
-        rc = bosch_torch_scores(t->b.m, t->b.t, scorer_of(s->kind), effective_window(s), s->sink,
-                                NULL, t->unit_scores, err, sizeof err);
+        rc = bosch_torch_model_scores(t->b.m, t->b.t, scorer_of(s->kind), effective_window(s),
+                                      s->sink, NULL, t->unit_scores);
         if (rc) {
-            errorf("%s scores: %s", s->kind, *err ? err : bosch_strerror(rc));
+            const char *why = bosch_torch_model_last_error(t->b.m);
+            errorf("%s scores: %s", s->kind, *why ? why : bosch_strerror(rc));
             return EXIT_ERROR;
         }
         rc = bosch_baseline_static(t->prob, t->unit_scores, t->mask);
