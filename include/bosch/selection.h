@@ -56,7 +56,8 @@ BOSCH_API bosch_selection *bosch_selection_from_result(const bosch_result *r,
  * BOSCH_SELECTION_FORMAT_VERSION (BOSCH_E_MISMATCH), or memory runs out.
  * bosch_create_error() is then "bosch_selection_read_json: PATH: REASON",
  * REASON being the system's error text, "not a JSON object (malformed mask
- * file)" or "malformed mask file: WHAT" (WHAT names the member). Members a
+ * file)", "malformed mask file: WHAT" (WHAT names the member) or
+ * "unsupported format_version N (this libbosch reads up to V)". Members a
  * writer derives from the mask (head_mask, layer_ratios, swa_units, ratio,
  * kv_saving.fraction) are type-checked and otherwise recomputed; unknown
  * members are ignored. */
