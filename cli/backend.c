@@ -1,4 +1,5 @@
-/* libbosch-torch calls of the bosch command. */
+/* libbosch-torch calls of the bosch command: the only file of cli/ that
+ * calls bosch_torch_* functions. */
 #include "backend.h"
 
 #include <string.h>
@@ -69,18 +70,52 @@ int score_masks(struct backend *b, const uint8_t *masks, size_t n, double *score
     size_t units = (size_t)b->L * b->G;
     int rc = bosch_torch_batch_eval(masks, n, units, scores, b->e);
     if (rc) {
-        errorf("evaluation failed: %s", bosch_torch_evaluator_last_error(b->e));
+        errorf("evaluation failed: %s", backend_last_error(b));
         return EXIT_ERROR;
     }
     return 0;
 }
 
-int scorer_of(const char *kind)
+bosch_problem *backend_problem(const struct backend *b)
+{
+    return bosch_torch_model_problem(b->m);
+}
+
+int backend_attach(bosch_optimizer *opt, struct backend *b)
+{
+    return bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, b->e);
+}
+
+const char *backend_last_error(const struct backend *b)
+{
+    return bosch_torch_evaluator_last_error(b->e);
+}
+
+/* The backend scorer behind a static-score baseline kind, or -1. */
+static int scorer_of(const char *kind)
 {
     for (int k = BOSCH_TORCH_SCORER_LOCALITY; k <= BOSCH_TORCH_SCORER_FISHER; k++)
         if (!strcmp(kind, bosch_torch_scorer_name(k)))
             return k;
     return -1;
+}
+
+int is_scorer_kind(const char *kind)
+{
+    return scorer_of(kind) >= 0;
+}
+
+int backend_unit_scores(struct backend *b, const char *kind, unsigned window, unsigned sink,
+                        double *unit_scores)
+{
+    int rc = bosch_torch_model_scores(b->m, b->t, scorer_of(kind), window, sink, NULL,
+                                      unit_scores);
+    if (rc) {
+        const char *why = bosch_torch_model_last_error(b->m);
+        errorf("%s scores: %s", kind, *why ? why : bosch_strerror(rc));
+        return EXIT_ERROR;
+    }
+    return 0;
 }
 
 int opt_fail(int rc, const char *what, const bosch_optimizer *opt)

@@ -26,8 +26,22 @@ void backend_free(struct backend *b);
 /* Scores n masks of b's units; 0, or EXIT_ERROR after a message. */
 int score_masks(struct backend *b, const uint8_t *masks, size_t n, double *scores);
 
-/* The backend scorer of a static-score baseline kind, or -1. */
-int scorer_of(const char *kind);
+/* A problem of the model's shape (target ratio 0.5), or NULL (out of memory). */
+bosch_problem *backend_problem(const struct backend *b);
+
+/* Makes b's evaluator the optimizer's batch evaluator. */
+int backend_attach(bosch_optimizer *opt, struct backend *b);
+
+/* Message of the evaluator's last failure ("" if none). */
+const char *backend_last_error(const struct backend *b);
+
+/* Non-zero when `kind` is a static-score baseline kind (a backend scorer). */
+int is_scorer_kind(const char *kind);
+
+/* The static head scores of `kind` per unit (units doubles) on b's task;
+ * 0, or EXIT_ERROR after a message. */
+int backend_unit_scores(struct backend *b, const char *kind, unsigned window, unsigned sink,
+                        double *unit_scores);
 
 /* Prints a libbosch failure ("WHAT: NAME: message", and a hint for
  * BOSCH_E_ANCHORS); returns EXIT_ERROR. opt may be NULL. */

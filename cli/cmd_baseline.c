@@ -52,7 +52,7 @@ static int write_history(struct baseline *t)
 static int baseline_start(struct baseline *t, const struct settings *s)
 {
     size_t u = t->units = (size_t)t->b.L * t->b.G;
-    t->prob = bosch_torch_model_problem(t->b.m);
+    t->prob = backend_problem(&t->b);
     t->masks = calloc(u + 2, u);
     t->scores = calloc(u + 2, sizeof *t->scores);
     t->importance = calloc(u, sizeof *t->importance);
@@ -116,18 +116,13 @@ static int choose_mask(struct baseline *t, const struct settings *s)
     int rc;
     if (!strcmp(s->kind, "ablation"))
         return ablation(t);
-    if (scorer_of(s->kind) >= 0) {
+    if (is_scorer_kind(s->kind)) {
         if (!(t->unit_scores = calloc(t->units, sizeof *t->unit_scores))) {
             errorf("out of memory");
             return EXIT_ERROR;
         }
-        rc = bosch_torch_model_scores(t->b.m, t->b.t, scorer_of(s->kind), effective_window(s),
-                                      s->sink, NULL, t->unit_scores);
-        if (rc) {
-            const char *why = bosch_torch_model_last_error(t->b.m);
-            errorf("%s scores: %s", s->kind, *why ? why : bosch_strerror(rc));
+        if (backend_unit_scores(&t->b, s->kind, effective_window(s), s->sink, t->unit_scores))
             return EXIT_ERROR;
-        }
         rc = bosch_baseline_static(t->prob, t->unit_scores, t->mask);
     } else {
         int pat = !strcmp(s->kind, "rand") ? BOSCH_LAYERS_RAND

@@ -91,7 +91,7 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
                   const struct settings *s)
 {
     bosch_result *res = NULL;
-    bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, b->e);
+    backend_attach(opt, b);
     struct console_progress pr;
     console_progress_init(&pr);
     bosch_set_progress(opt, console_on_progress, &pr);
@@ -104,7 +104,7 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
     } else if (bosch_is_error(search_rc)) {
         status = opt_fail(search_rc, "search", opt);
         if (search_rc == BOSCH_E_EVALUATOR)
-            errorf("evaluator: %s", bosch_torch_evaluator_last_error(b->e));
+            errorf("evaluator: %s", backend_last_error(b));
     } else if ((rc = bosch_get_result(opt, &res))) {
         status = opt_fail(rc, "result", opt);
     } else if (!bosch_result_feasible(res)) {
@@ -131,7 +131,7 @@ static int run_search(struct settings *s)
     bosch_optimizer *opt = NULL;
     if (backend_open(s, &b))
         goto out;
-    if (!(prob = bosch_torch_model_problem(b.m))) {
+    if (!(prob = backend_problem(&b))) {
         errorf("out of memory");
         goto out;
     }
