@@ -118,10 +118,10 @@ BOSCH_TORCH_API void bosch_torch_model_free(bosch_torch_model *m);
  * them succeeded (they clear it). Owned by the model; valid until the next
  * call on it. "" for NULL. */
 BOSCH_TORCH_API const char *bosch_torch_model_last_error(const bosch_torch_model *m);
-/* Shape: layers, KV heads per layer, query heads per KV head, vocabulary
+/* Shape: layers, KV groups (KV heads) per layer, query heads per group, vocabulary
  * (each pointer may be NULL). BOSCH_E_INVALID for a NULL model. */
 BOSCH_TORCH_API int bosch_torch_model_shape(const bosch_torch_model *m, uint32_t *layers,
-                                            uint32_t *kv_heads, uint32_t *heads_per_group,
+                                            uint32_t *kv_groups, uint32_t *heads_per_group,
                                             uint32_t *vocab);
 /* A problem of the model's shape (target ratio 0.5), owned by the caller;
  * NULL (with bosch_torch_create_error()) for a NULL model or no memory. */
@@ -247,9 +247,9 @@ enum bosch_torch_scorer {
 BOSCH_TORCH_API const char *bosch_torch_scorer_name(int scorer);
 /* Computes a scorer on every sample of `t` (attention is materialised per
  * sample: memory ~ heads x prompt_len^2 x 4 bytes). head_scores (may be NULL)
- * receives layers x kv_heads x heads_per_group values in query-head order
+ * receives layers x kv_groups x heads_per_group values in query-head order
  * (head h of layer l at l * query_heads + h); unit_scores (may be NULL)
- * receives layers x kv_heads values, the maximum over each unit's query
+ * receives layers x kv_groups values, the maximum over each unit's query
  * heads (a unit can only go SWA if none of its heads needs the far past).
  * Deterministic for a given model, task and arguments. The model is locked
  * for the duration, like a forward. On failure the outputs are untouched and
