@@ -79,10 +79,7 @@ static int start_run(bosch_optimizer *opt)
 /* Ends the run normally (stop request, time) keeping the told candidates. */
 static int stop_run(bosch_optimizer *opt, int reason)
 {
-    if (opt->npend && opt->ntold)
-        lns_keep(opt->method, opt->pend_told, opt->pend_score, opt->pend_wall);
-    opt->npend = 0;
-    opt->nhost = 0;
+    session_end_batch(opt);
     opt->status = reason;
     session_log(opt, BOSCH_LOG_INFO, "%s", bosch_strerror(reason));
     session_emit_progress(opt);

@@ -132,6 +132,15 @@ static int set_double(bosch_optimizer *opt, enum option_id id, double v)
     return BOSCH_OK;
 }
 
+static int set_bool(bosch_optimizer *opt, enum option_id id, int v)
+{
+    int rc = not_started(opt);
+    if (rc < 0)
+        return rc;
+    *FIELD(&opt->o, &defs[id], int) = v;
+    return BOSCH_OK;
+}
+
 /* ---- typed setters ------------------------------------------------------------------- */
 
 int bosch_set_seed(bosch_optimizer *opt, uint64_t seed)
@@ -254,11 +263,7 @@ int bosch_set_journal(bosch_optimizer *opt, const char *path, int mode)
 
 int bosch_set_journal_sync(bosch_optimizer *opt, int sync)
 {
-    int rc = not_started(opt);
-    if (rc < 0)
-        return rc;
-    opt->o.journal_sync = sync != 0;
-    return BOSCH_OK;
+    return set_bool(opt, OPT_JOURNAL_SYNC, sync != 0);
 }
 
 int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa)
@@ -359,7 +364,7 @@ int bosch_set_option(bosch_optimizer *opt, const char *name, const char *value)
     case K_BOOL:
         if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
             return option_error(opt, name, value);
-        return bosch_set_journal_sync(opt, value[0] == '1');
+        return set_bool(opt, id, value[0] == '1');
     case K_CHOICE:
         for (int v = 0; v <= BOSCH_VARIANT_LAYER_LEVEL; v++)
             if (strcmp(value, bosch_variant_name(v)) == 0)
@@ -381,7 +386,8 @@ int bosch_set_option_uint(bosch_optimizer *opt, const char *name, uint64_t value
     if (!d)
         return unknown_option(opt, name);
     if (d->kind == K_BOOL)
-        return value > 1 ? bad_value(opt, d->what) : bosch_set_journal_sync(opt, (int)value);
+        return value > 1 ? bad_value(opt, d->what)
+                         : set_bool(opt, (enum option_id)(d - defs), (int)value);
     if (d->kind != K_UINT)
         return session_refuse(opt, BOSCH_E_OPTION, "option '%s' is not an unsigned integer", name);
     return set_uint(opt, (enum option_id)(d - defs), value);
@@ -541,7 +547,6 @@ int session_options_init(struct options *o)
             *FIELD(o, d, int) = d->def[0] == '1';
     }
     o->variant = BOSCH_VARIANT_FULL;
-    o->threads = 1;
     o->strategy[BOSCH_STAGE_PROBE] = bosch_strategy_builtin(defs[OPT_PROBE_STRATEGY].def);
     o->strategy[BOSCH_STAGE_GROUP] = bosch_strategy_builtin(defs[OPT_GROUP_STRATEGY].def);
     if (!o->strategy[BOSCH_STAGE_PROBE] || !o->strategy[BOSCH_STAGE_GROUP])

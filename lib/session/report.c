@@ -35,18 +35,21 @@ void session_log(bosch_optimizer *opt, int level, const char *fmt, ...)
     opt->log(level, buf, opt->log_user);
 }
 
+void session_end_batch(bosch_optimizer *opt)
+{
+    if (opt->npend)
+        lns_keep(opt->method, opt->pend_told, opt->pend_score, opt->pend_wall);
+    opt->npend = 0;
+    opt->nhost = 0;
+}
+
 int session_fail(bosch_optimizer *opt, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(opt->err, sizeof opt->err, fmt, ap);
     va_end(ap);
-    if (opt->npend) {
-        if (opt->ntold)
-            lns_keep(opt->method, opt->pend_told, opt->pend_score, opt->pend_wall);
-        opt->npend = 0;
-    }
-    opt->nhost = 0;
+    session_end_batch(opt);
     if (opt->status == 0)
         opt->status = code;
     session_log(opt, BOSCH_LOG_ERROR, "%s", opt->err);

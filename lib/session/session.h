@@ -86,6 +86,8 @@ double session_now(void);
 /* Records a refused call's message without ending the run; returns code. */
 int session_refuse(bosch_optimizer *opt, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Ends the pending batch, keeping its told candidates (lns_keep). */
+void session_end_batch(bosch_optimizer *opt);
 /* Ends the run with an error, keeping the told part of the pending batch. */
 int session_fail(bosch_optimizer *opt, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
