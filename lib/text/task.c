@@ -1,0 +1,599 @@
+/* Text tasks: samples of a prompt (plain text or chat messages), an answer
+ * prefix and the answers; read and written as JSON Lines with json-c, with
+ * strict validation (every error names the file, the line and the field). */
+#include "text/task.h"
+
+#include "text/common.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct text_sample {
+    char *text; /* plain prompt, or NULL when given as messages */
+    struct bosch_chat_message *messages;
+    size_t n_messages;
+    char **answers;
+    size_t n_answers;
+    char *answer_prefix; /* NULL: not given */
+    char *target;        /* " a, b" */
+    uint32_t max_new_tokens;
+};
+
+struct bosch_text_task {
+    struct text_sample *s;
+    size_t n, cap;
+};
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static int known_role(const char *r)
+{
+    return r && (!strcmp(r, "system") || !strcmp(r, "user") || !strcmp(r, "assistant"));
+}
+
+static void sample_free(struct text_sample *s)
+{
+    free(s->text);
+    for (size_t i = 0; i < s->n_messages; i++) {
+        free((char *)s->messages[i].role);
+        free((char *)s->messages[i].content);
+    }
+    free(s->messages);
+    for (size_t i = 0; i < s->n_answers; i++)
+        free(s->answers[i]);
+    free(s->answers);
+    free(s->answer_prefix);
+    free(s->target);
+}
+
+bosch_text_task *text_task_new(void) { return calloc(1, sizeof(bosch_text_task)); }
+
+BOSCH_TEXT_API void bosch_text_task_free(bosch_text_task *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        sample_free(&t->s[i]);
+    free(t->s);
+    free(t);
+}
+
+int text_task_add(bosch_text_task *t, const char *text,
+                  const struct bosch_chat_message *messages, size_t n_messages,
+                  const char *const *answers, size_t n_answers, const char *answer_prefix,
+                  uint32_t max_new_tokens)
+{
+    if (!t || (!text) == (!n_messages) || (n_messages && !messages) || !n_answers || !answers)
+        return BOSCH_E_INVALID;
+    for (size_t i = 0; i < n_messages; i++)
+        if (!known_role(messages[i].role) || !messages[i].content)
+            return BOSCH_E_INVALID;
+    for (size_t j = 0; j < n_answers; j++)
+        if (!answers[j])
+            return BOSCH_E_INVALID;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 8;
+        struct text_sample *s = realloc(t->s, cap * sizeof *s);
+        if (!s)
+            return BOSCH_E_NOMEM;
+        t->s = s;
+        t->cap = cap;
+    }
+    struct text_sample *s = &t->s[t->n];
+    memset(s, 0, sizeof *s);
+    int ok = 1;
+    if (text)
+        ok = (s->text = dup_str(text)) != NULL;
+    if (ok && n_messages) {
+        ok = (s->messages = calloc(n_messages, sizeof *s->messages)) != NULL;
+        for (size_t i = 0; ok && i < n_messages; i++) {
+            s->n_messages = i + 1;
+            s->messages[i].role = dup_str(messages[i].role);
+            s->messages[i].content = dup_str(messages[i].content);
+            ok = s->messages[i].role && s->messages[i].content;
+        }
+    }
+    if (ok)
+        ok = (s->answers = calloc(n_answers, sizeof *s->answers)) != NULL;
+    struct text_buf target = {0};
+    for (size_t j = 0; ok && j < n_answers; j++) {
+        s->n_answers = j + 1;
+        ok = (s->answers[j] = dup_str(answers[j])) != NULL &&
+             text_buf_adds(&target, j ? ", " : " ") == BOSCH_OK &&
+             text_buf_adds(&target, answers[j]) == BOSCH_OK;
+    }
+    s->target = target.data;
+    if (ok && answer_prefix)
+        ok = (s->answer_prefix = dup_str(answer_prefix)) != NULL;
+    s->max_new_tokens = max_new_tokens;
+    if (!ok) {
+        sample_free(s);
+        return BOSCH_E_NOMEM;
+    }
+    t->n++;
+    return BOSCH_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reading                                                                 */
+/* ---------------------------------------------------------------------- */
+
+#define READ_FN "bosch_text_task_read_jsonl"
+
+/* The string of a JSON value that must be one, or NULL (message in err).
+ * Strings with an embedded NUL are refused: the API's strings are C
+ * strings. */
+static const char *get_string(json_object *v, const char *what, char *err, size_t errlen)
+{
+    if (!json_object_is_type(v, json_type_string)) {
+        snprintf(err, errlen, "%s must be a string", what);
+        return NULL;
+    }
+    const char *s = json_object_get_string(v);
+    if (strlen(s) != (size_t)json_object_get_string_len(v)) {
+        snprintf(err, errlen, "%s holds a NUL character", what);
+        return NULL;
+    }
+    return s;
+}
+
+/* Validates one parsed line and appends its sample; BOSCH_E_INVALID with
+ * the reason in err, or BOSCH_E_NOMEM. */
+static int add_object(bosch_text_task *t, json_object *o, char *err, size_t errlen)
+{
+    if (!json_object_is_type(o, json_type_object)) {
+        snprintf(err, errlen, "not a JSON object");
+        return BOSCH_E_INVALID;
+    }
+    json_object *text = NULL, *messages = NULL, *answers = NULL, *prefix = NULL, *mnt = NULL;
+    json_object_object_foreach(o, key, val)
+    {
+        if (!strcmp(key, "text"))
+            text = val;
+        else if (!strcmp(key, "messages"))
+            messages = val;
+        else if (!strcmp(key, "answers"))
+            answers = val;
+        else if (!strcmp(key, "answer_prefix"))
+            prefix = val;
+        else if (!strcmp(key, "max_new_tokens"))
+            mnt = val;
+        else {
+            snprintf(err, errlen, "unknown field \"%.64s\"", key);
+            return BOSCH_E_INVALID;
+        }
+    }
+    /* json-c gives NULL for a JSON null: a present null is a wrong type. */
+    if (json_object_object_get_ex(o, "text", NULL) && json_object_object_get_ex(o, "messages", NULL)) {
+        snprintf(err, errlen, "both \"text\" and \"messages\" (give one)");
+        return BOSCH_E_INVALID;
+    }
+    if (!json_object_object_get_ex(o, "text", NULL) && !json_object_object_get_ex(o, "messages", NULL)) {
+        snprintf(err, errlen, "neither \"text\" nor \"messages\"");
+        return BOSCH_E_INVALID;
+    }
+    const char *text_s = NULL;
+    if (json_object_object_get_ex(o, "text", NULL) && !(text_s = get_string(text, "\"text\"", err, errlen)))
+        return BOSCH_E_INVALID;
+
+    struct bosch_chat_message *msgs = NULL;
+    size_t n_msgs = 0;
+    if (!text_s) {
+        if (!json_object_is_type(messages, json_type_array) || !json_object_array_length(messages)) {
+            snprintf(err, errlen, "\"messages\" must be a non-empty array");
+            return BOSCH_E_INVALID;
+        }
+        n_msgs = json_object_array_length(messages);
+        if (!(msgs = calloc(n_msgs, sizeof *msgs)))
+            return BOSCH_E_NOMEM;
+        for (size_t i = 0; i < n_msgs; i++) {
+            json_object *m = json_object_array_get_idx(messages, i), *role = NULL, *content = NULL;
+            char what[64];
+            if (!json_object_is_type(m, json_type_object)) {
+                snprintf(err, errlen, "\"messages\"[%zu] must be an object", i);
+                free(msgs);
+                return BOSCH_E_INVALID;
+            }
+            json_object_object_foreach(m, mkey, mval)
+            {
+                if (!strcmp(mkey, "role"))
+                    role = mval;
+                else if (!strcmp(mkey, "content"))
+                    content = mval;
+                else {
+                    snprintf(err, errlen, "\"messages\"[%zu]: unknown field \"%.64s\"", i, mkey);
+                    free(msgs);
+                    return BOSCH_E_INVALID;
+                }
+            }
+            snprintf(what, sizeof what, "\"messages\"[%zu].role", i);
+            if (!json_object_object_get_ex(m, "role", NULL)) {
+                snprintf(err, errlen, "%s is missing", what);
+                free(msgs);
+                return BOSCH_E_INVALID;
+            }
+            if (!(msgs[i].role = get_string(role, what, err, errlen))) {
+                free(msgs);
+                return BOSCH_E_INVALID;
+            }
+            if (!known_role(msgs[i].role)) {
+                snprintf(err, errlen, "%s: unknown role \"%.32s\" (system, user or assistant)",
+                         what, msgs[i].role);
+                free(msgs);
+                return BOSCH_E_INVALID;
+            }
+            snprintf(what, sizeof what, "\"messages\"[%zu].content", i);
+            if (!json_object_object_get_ex(m, "content", NULL)) {
+                snprintf(err, errlen, "%s is missing", what);
+                free(msgs);
+                return BOSCH_E_INVALID;
+            }
+            if (!(msgs[i].content = get_string(content, what, err, errlen))) {
+                free(msgs);
+                return BOSCH_E_INVALID;
+            }
+        }
+    }
+
+    int st = BOSCH_E_INVALID;
+    const char **ans = NULL;
+    const char *prefix_s = NULL;
+    uint32_t max_new = 0;
+    size_t n_ans = 0;
+    if (!json_object_object_get_ex(o, "answers", NULL)) {
+        snprintf(err, errlen, "\"answers\" is missing");
+        goto out;
+    }
+    if (!json_object_is_type(answers, json_type_array) || !json_object_array_length(answers)) {
+        snprintf(err, errlen, "\"answers\" must be a non-empty array of strings");
+        goto out;
+    }
+    n_ans = json_object_array_length(answers);
+    if (!(ans = calloc(n_ans, sizeof *ans))) {
+        st = BOSCH_E_NOMEM;
+        goto out;
+    }
+    for (size_t j = 0; j < n_ans; j++) {
+        char what[48];
+        snprintf(what, sizeof what, "\"answers\"[%zu]", j);
+        if (!(ans[j] = get_string(json_object_array_get_idx(answers, j), what, err, errlen)))
+            goto out;
+        if (!ans[j][0]) {
+            /* "" occurs in every output: it would score as found. */
+            snprintf(err, errlen, "%s is empty", what);
+            goto out;
+        }
+    }
+    if (json_object_object_get_ex(o, "answer_prefix", NULL) &&
+        !(prefix_s = get_string(prefix, "\"answer_prefix\"", err, errlen)))
+        goto out;
+    if (json_object_object_get_ex(o, "max_new_tokens", NULL)) {
+        errno = 0;
+        int64_t v = json_object_get_int64(mnt);
+        if (!json_object_is_type(mnt, json_type_int) || errno || v < 1 || v > UINT32_MAX) {
+            snprintf(err, errlen, "\"max_new_tokens\" must be an integer in 1..%u",
+                     (unsigned)UINT32_MAX);
+            goto out;
+        }
+        max_new = (uint32_t)v;
+    }
+    st = text_task_add(t, text_s, msgs, n_msgs, ans, n_ans, prefix_s, max_new);
+out:
+    free(msgs);
+    free(ans);
+    return st;
+}
+
+static char *read_file(const char *path, size_t *len, int *err_no)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *err_no = errno;
+        return NULL;
+    }
+    struct text_buf b = {0};
+    char chunk[65536];
+    size_t got;
+    int ok = 1;
+    while (ok && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        ok = text_buf_add(&b, chunk, got) == BOSCH_OK;
+    if (ok && ferror(f)) {
+        *err_no = errno ? errno : EIO;
+        ok = 0;
+    } else if (!ok)
+        *err_no = ENOMEM;
+    fclose(f);
+    if (ok && !b.data)
+        ok = text_buf_add(&b, "", 0) == BOSCH_OK;
+    if (!ok) {
+        text_buf_free(&b);
+        return NULL;
+    }
+    *len = b.len;
+    return b.data;
+}
+
+static int blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+            return 0;
+    return 1;
+}
+
+BOSCH_TEXT_API bosch_text_task *bosch_text_task_read_jsonl(const char *path)
+{
+    if (!path) {
+        text_create_fail(BOSCH_E_INVALID, READ_FN ": path is NULL");
+        return NULL;
+    }
+    size_t len = 0;
+    int err_no = 0;
+    char *data = read_file(path, &len, &err_no);
+    if (!data) {
+        text_create_fail(err_no == ENOMEM ? BOSCH_E_NOMEM : BOSCH_E_IO, READ_FN ": %s: %s",
+                         path, strerror(err_no));
+        return NULL;
+    }
+    bosch_text_task *t = text_task_new();
+    json_tokener *tok = json_tokener_new();
+    if (!t || !tok) {
+        text_create_fail(BOSCH_E_NOMEM, READ_FN ": out of memory");
+        goto fail;
+    }
+    /* Strict JSON, and strings must be valid UTF-8. */
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    size_t line = 0;
+    for (size_t pos = 0; pos < len;) {
+        const char *s = data + pos;
+        const char *nl = memchr(s, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - s) : len - pos;
+        pos += n + (nl != NULL);
+        line++;
+        if (blank(s, n)) /* blank lines, a trailing one included, are skipped */
+            continue;
+        if (memchr(s, '\0', n)) {
+            text_create_fail(BOSCH_E_INVALID, READ_FN ": %s:%zu: NUL byte in the line", path, line);
+            goto fail;
+        }
+        if (n > (size_t)INT32_MAX) {
+            text_create_fail(BOSCH_E_INVALID, READ_FN ": %s:%zu: line longer than 2 GiB", path, line);
+            goto fail;
+        }
+        json_tokener_reset(tok);
+        json_object *o = json_tokener_parse_ex(tok, s, (int)n);
+        enum json_tokener_error je = json_tokener_get_error(tok);
+        if (!o && je == json_tokener_continue) {
+            text_create_fail(BOSCH_E_INVALID, READ_FN ": %s:%zu: truncated JSON (the line ends "
+                             "inside a value)", path, line);
+            goto fail;
+        }
+        if (je != json_tokener_success) {
+            text_create_fail(BOSCH_E_INVALID, READ_FN ": %s:%zu: invalid JSON at byte %zu: %s",
+                             path, line, json_tokener_get_parse_end(tok) + 1,
+                             json_tokener_error_desc(je));
+            json_object_put(o);
+            goto fail;
+        }
+        if (!blank(s + json_tokener_get_parse_end(tok), n - json_tokener_get_parse_end(tok))) {
+            text_create_fail(BOSCH_E_INVALID, READ_FN ": %s:%zu: text after the JSON object at "
+                             "byte %zu", path, line, json_tokener_get_parse_end(tok) + 1);
+            json_object_put(o);
+            goto fail;
+        }
+        char why[256];
+        int st = add_object(t, o, why, sizeof why);
+        json_object_put(o);
+        if (st == BOSCH_E_NOMEM) {
+            text_create_fail(st, READ_FN ": %s:%zu: out of memory", path, line);
+            goto fail;
+        }
+        if (st != BOSCH_OK) {
+            text_create_fail(st, READ_FN ": %s:%zu: %s", path, line, why);
+            goto fail;
+        }
+    }
+    if (!t->n) {
+        text_create_fail(BOSCH_E_INVALID, READ_FN ": %s: no samples", path);
+        goto fail;
+    }
+    json_tokener_free(tok);
+    free(data);
+    return t;
+fail:
+    if (tok)
+        json_tokener_free(tok);
+    bosch_text_task_free(t);
+    free(data);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Writing                                                                 */
+/* ---------------------------------------------------------------------- */
+
+static int add_str(json_object *o, const char *key, const char *s)
+{
+    json_object *v = json_object_new_string(s);
+    if (!v)
+        return BOSCH_E_NOMEM;
+    if (json_object_object_add(o, key, v)) {
+        json_object_put(v);
+        return BOSCH_E_NOMEM;
+    }
+    return BOSCH_OK;
+}
+
+static json_object *sample_json(const struct text_sample *s)
+{
+    json_object *o = json_object_new_object(), *arr = NULL;
+    int ok = o != NULL;
+    if (ok && s->text)
+        ok = add_str(o, "text", s->text) == BOSCH_OK;
+    else if (ok) {
+        ok = (arr = json_object_new_array()) && !json_object_object_add(o, "messages", arr);
+        if (!ok)
+            json_object_put(arr);
+        for (size_t i = 0; ok && i < s->n_messages; i++) {
+            json_object *m = json_object_new_object();
+            ok = m && !json_object_array_add(arr, m);
+            if (!ok)
+                json_object_put(m);
+            ok = ok && add_str(m, "role", s->messages[i].role) == BOSCH_OK &&
+                 add_str(m, "content", s->messages[i].content) == BOSCH_OK;
+        }
+    }
+    if (ok) {
+        ok = (arr = json_object_new_array()) && !json_object_object_add(o, "answers", arr);
+        if (!ok)
+            json_object_put(arr);
+    }
+    for (size_t j = 0; ok && j < s->n_answers; j++) {
+        json_object *v = json_object_new_string(s->answers[j]);
+        ok = v && !json_object_array_add(arr, v);
+        if (!ok)
+            json_object_put(v);
+    }
+    if (ok && s->answer_prefix)
+        ok = add_str(o, "answer_prefix", s->answer_prefix) == BOSCH_OK;
+    if (ok && s->max_new_tokens) {
+        json_object *v = json_object_new_int64(s->max_new_tokens);
+        ok = v && !json_object_object_add(o, "max_new_tokens", v);
+        if (!ok)
+            json_object_put(v);
+    }
+    if (!ok) {
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}
+
+BOSCH_TEXT_API int bosch_text_task_write_jsonl(const bosch_text_task *t, const char *path)
+{
+    if (!t || !path)
+        return BOSCH_E_INVALID;
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return BOSCH_E_IO;
+    int st = BOSCH_OK;
+    for (size_t i = 0; i < t->n && st == BOSCH_OK; i++) {
+        json_object *o = sample_json(&t->s[i]);
+        if (!o) {
+            st = BOSCH_E_NOMEM;
+            break;
+        }
+        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                              JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!s)
+            st = BOSCH_E_NOMEM;
+        else if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
+            st = BOSCH_E_IO;
+        json_object_put(o);
+    }
+    if (fclose(f) != 0 && st == BOSCH_OK)
+        st = BOSCH_E_IO;
+    return st;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Access                                                                  */
+/* ---------------------------------------------------------------------- */
+
+BOSCH_TEXT_API size_t bosch_text_task_samples(const bosch_text_task *t) { return t ? t->n : 0; }
+
+BOSCH_TEXT_API int bosch_text_task_prompt(const bosch_text_task *t, size_t i, unsigned chat_flags,
+                                          char **text, size_t *len)
+{
+    if (!t || i >= t->n || !text || !len ||
+        (chat_flags & ~(unsigned)(BOSCH_CHAT_GENERATION_PROMPT | BOSCH_CHAT_THINKING)))
+        return BOSCH_E_INVALID;
+    const struct text_sample *s = &t->s[i];
+    struct text_buf b = {0};
+    int st;
+    if (s->text)
+        st = text_buf_adds(&b, s->text);
+    else {
+        char *chat = NULL;
+        size_t n = 0;
+        /* The prompt always ends with the assistant's turn opened: the
+         * model continues it. */
+        st = bosch_chat_format_qwen3(s->messages, s->n_messages,
+                                     BOSCH_CHAT_GENERATION_PROMPT | (chat_flags & BOSCH_CHAT_THINKING),
+                                     &chat, &n);
+        if (st == BOSCH_OK) {
+            b.data = chat;
+            b.len = b.cap = n;
+            st = text_buf_add(&b, "", 0); /* capacity unknown: regrow */
+        }
+    }
+    if (st == BOSCH_OK && s->answer_prefix)
+        st = text_buf_adds(&b, s->answer_prefix);
+    if (st != BOSCH_OK) {
+        text_buf_free(&b);
+        return st;
+    }
+    *text = b.data;
+    *len = b.len;
+    return BOSCH_OK;
+}
+
+BOSCH_TEXT_API size_t bosch_text_task_answers(const bosch_text_task *t, size_t i)
+{
+    return t && i < t->n ? t->s[i].n_answers : 0;
+}
+
+BOSCH_TEXT_API const char *bosch_text_task_answer(const bosch_text_task *t, size_t i, size_t j)
+{
+    return t && i < t->n && j < t->s[i].n_answers ? t->s[i].answers[j] : NULL;
+}
+
+BOSCH_TEXT_API const char *bosch_text_task_target(const bosch_text_task *t, size_t i)
+{
+    return t && i < t->n ? t->s[i].target : NULL;
+}
+
+BOSCH_TEXT_API uint32_t bosch_text_task_max_new_tokens(const bosch_text_task *t, size_t i)
+{
+    return t && i < t->n ? t->s[i].max_new_tokens : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Scoring                                                                 */
+/* ---------------------------------------------------------------------- */
+
+static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+
+static int contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *h = hay; *h; h++) {
+        size_t k = 0;
+        while (k < n && h[k] && lower((unsigned char)h[k]) == lower((unsigned char)needle[k]))
+            k++;
+        if (k == n)
+            return 1;
+    }
+    return n == 0;
+}
+
+BOSCH_TEXT_API double bosch_text_match_all(const char *output, const char *const *answers, size_t n)
+{
+    if (!answers || !n)
+        return 0.0;
+    size_t found = 0;
+    for (size_t j = 0; j < n; j++)
+        if (answers[j] && contains_nocase(output ? output : "", answers[j]))
+            found++;
+    return (double)found / (double)n;
+}
