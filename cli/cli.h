@@ -38,6 +38,8 @@ struct settings {
     const char *device;
     double time_limit;
     char metric_buf[16]; /* storage of a metric read from a mask file (eval) */
+    const char *tokenizer; /* tokenize */
+    int decode, no_special, skip_special;
 };
 
 void settings_default(struct settings *s);
@@ -51,5 +53,6 @@ int cmd_search(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
 
 #endif

@@ -5,6 +5,7 @@
  *                                       static head scores)
  *   bosch eval     --mask PREFIX.json   score a saved mask
  *   bosch show     PREFIX.json          print a saved mask
+ *   bosch tokenize --tokenizer FILE      text to token ids (--decode: ids to text)
  *   bosch help | --help | --version;  bosch COMMAND --help
  *
  * One file per command (cmd_*.c) with its own option set (options.c); the
@@ -28,6 +29,7 @@ static void usage(FILE *f)
         "  baseline   a baseline selection: --kind KIND (below)\n"
         "  eval       score a saved mask: --mask PREFIX.json\n"
         "  show       print a saved mask: bosch show PREFIX.json\n"
+        "  tokenize   text on stdin to token ids: --tokenizer tokenizer.json\n"
         "  help       this text;  --version  versions\n"
         "'bosch <command> --help' lists the options of one command.\n");
     print_all_options(f);
@@ -54,6 +56,7 @@ static const struct {
     {"baseline", cmd_baseline},
     {"eval", cmd_eval},
     {"show", cmd_show},
+    {"tokenize", cmd_tokenize},
 };
 
 int main(int argc, char **argv)
@@ -72,6 +75,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
-    errorf("unknown command '%s' (commands: search, baseline, eval, show, help)", cmd);
+    errorf("unknown command '%s' (commands: search, baseline, eval, show, tokenize, help)", cmd);
     return EXIT_USAGE;
 }

@@ -12,16 +12,18 @@ enum opt_id {
     O_MODEL = 256, O_TASK, O_NIAH, O_CONTEXT, O_SAMPLES, O_NEEDLES, O_KEYLEN, O_VALLEN,
     O_RATIO, O_WINDOW, O_SINK, O_BUDGET, O_THREADS, O_JOURNAL, O_SEED, O_STRATEGY,
     O_VARIANT, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH, O_TIME,
-    O_BATCHSIZE, O_NOCACHE
+    O_BATCHSIZE, O_NOCACHE, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL
 };
 
 #define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
 
 /* Sections of the general help, in order. */
-enum section { SEC_MODEL, SEC_SEARCH_BASELINE, SEC_SEARCH, SEC_BASELINE, SEC_MASK, SEC_COUNT };
+enum section {
+    SEC_MODEL, SEC_SEARCH_BASELINE, SEC_SEARCH, SEC_BASELINE, SEC_MASK, SEC_TOKENIZE, SEC_COUNT
+};
 static const char *const section_title[SEC_COUNT] = {
     "model and task (search, baseline, eval):", "search and baseline:", "search:", "baseline:",
-    "eval and show:",
+    "eval and show:", "tokenize:",
 };
 
 struct cli_option {
@@ -87,6 +89,14 @@ static const struct cli_option options[] = {
      "                     echo-induction|fisher (static head scores)"},
     {"mask", required_argument, O_MASK, CMD_EVAL | CMD_SHOW, SEC_MASK,
      "--mask FILE        the saved mask (PREFIX.json; show also takes it as argument)"},
+    {"tokenizer", required_argument, O_TOKENIZER, CMD_TOKENIZE, SEC_TOKENIZE,
+     "--tokenizer FILE   a Hugging Face tokenizer.json (byte-level BPE: Qwen2/Qwen3)"},
+    {"decode", no_argument, O_DECODE, CMD_TOKENIZE, SEC_TOKENIZE,
+     "--decode           read a JSON array of ids, print their text"},
+    {"no-special", no_argument, O_NOSPECIAL, CMD_TOKENIZE, SEC_TOKENIZE,
+     "--no-special       encode special tokens in the text as plain text"},
+    {"skip-special", no_argument, O_SKIPSPECIAL, CMD_TOKENIZE, SEC_TOKENIZE,
+     "--skip-special     with --decode: leave special tokens out"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -101,6 +111,8 @@ static const struct command_help helps[] = {
     {CMD_EVAL, "bosch eval --mask PREFIX.json [options]",
      "score a saved mask (and the all-full and all-SWA anchors)"},
     {CMD_SHOW, "bosch show PREFIX.json", "print a saved mask (no model needed)"},
+    {CMD_TOKENIZE, "bosch tokenize --tokenizer FILE [--decode] < INPUT",
+     "UTF-8 text on stdin to one JSON array of ids on stdout (--decode: the reverse)"},
 };
 
 static const char exit_codes[] =
@@ -211,6 +223,10 @@ static const char *apply_run_option(struct settings *s, int id, const char *arg)
         return parse_uint(arg, 1, 4096, &s->batch_size) ? "--batch-size (1..4096)" : NULL;
     case O_TIME:
         return parse_double(arg, &s->time_limit) || s->time_limit < 0 ? "--time-limit (>= 0)" : NULL;
+    case O_TOKENIZER: s->tokenizer = arg; return *arg ? NULL : "--tokenizer";
+    case O_DECODE: s->decode = 1; return NULL;
+    case O_NOSPECIAL: s->no_special = 1; return NULL;
+    case O_SKIPSPECIAL: s->skip_special = 1; return NULL;
     }
     return apply_model_option(s, id, arg);
 }

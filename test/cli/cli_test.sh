@@ -72,6 +72,40 @@ JSON
     expect 1 "positive integers" "$BOSCH" show "$T/bad4.json"
     sed 's/bosch-mask/other/' "$T/m.json" >"$T/bad5.json"
     expect 1 "format" "$BOSCH" show "$T/bad5.json"
+
+    # tokenize: a handmade byte-level BPE tokenizer (no node needed)
+    cat >"$T/tok.json" <<'JSON'
+{ "added_tokens": [ { "id": 7, "content": "<|end|>", "special": true, "normalized": false } ],
+  "normalizer": { "type": "NFC" },
+  "pre_tokenizer": { "type": "Sequence", "pretokenizers": [
+    { "type": "Split", "pattern": { "Regex": " ?\\p{L}+|\\s+" }, "behavior": "Isolated", "invert": false },
+    { "type": "ByteLevel", "add_prefix_space": false, "use_regex": false } ] },
+  "decoder": { "type": "ByteLevel" },
+  "model": { "type": "BPE", "vocab": { "a": 0, "b": 1, "\u0120": 2, "ab": 3, "\u0120ab": 4, "<": 5, ">": 6 },
+             "merges": [ "a b", "\u0120 ab" ] } }
+JSON
+    printf 'ab ab<|end|>ba' | "$BOSCH" tokenize --tokenizer "$T/tok.json" >"$T/ids" 2>&1 ||
+        { cat "$T/ids" >&2; fail "tokenize exited non-zero"; }
+    [ "$(cat "$T/ids")" = "[3,4,7,1,0]" ] || fail "tokenize: got $(cat "$T/ids")"
+    "$BOSCH" tokenize --tokenizer "$T/tok.json" --decode <"$T/ids" >"$T/text" ||
+        fail "tokenize --decode exited non-zero"
+    [ "$(cat "$T/text")" = "ab ab<|end|>ba" ] || fail "tokenize --decode: got '$(cat "$T/text")'"
+    echo '[3, 7, 0]' >"$T/ids2"
+    "$BOSCH" tokenize --tokenizer "$T/tok.json" --decode --skip-special <"$T/ids2" >"$T/text"
+    [ "$(cat "$T/text")" = "aba" ] || fail "tokenize --skip-special: got '$(cat "$T/text")'"
+    printf '<|end|>' | "$BOSCH" tokenize --tokenizer "$T/tok.json" --no-special >"$T/ids"
+    [ "$(cat "$T/ids")" = "[5,6]" ] || fail "tokenize --no-special: got $(cat "$T/ids")"
+    expect 2 "tokenize: --tokenizer FILE is required" "$BOSCH" tokenize
+    expect 2 "tokenize: unknown option '--budget'" "$BOSCH" tokenize --budget 3
+    expect 2 "needs --decode" "$BOSCH" tokenize --tokenizer "$T/tok.json" --skip-special
+    expect 0 "usage: bosch tokenize" "$BOSCH" tokenize --help
+    expect 1 "bosch_tokenizer_open: .*No such file" "$BOSCH" tokenize --tokenizer "$T/none.json"
+    echo '{"model": {"type": "WordPiece"}}' >"$T/wp.json"
+    expect 1 "model.type: \"WordPiece\" is not supported" "$BOSCH" tokenize --tokenizer "$T/wp.json"
+    echo '[3, 99]' >"$T/bad.ids"
+    expect 1 "element 1 is not an id" sh -c "\"$BOSCH\" tokenize --tokenizer \"$T/tok.json\" --decode <\"$T/bad.ids\""
+    echo '[3, 1' >"$T/bad.ids"
+    expect 1 "not one JSON array" sh -c "\"$BOSCH\" tokenize --tokenizer \"$T/tok.json\" --decode <\"$T/bad.ids\""
     echo "cli basic: ok"
     exit 0
 fi

@@ -1,0 +1,222 @@
+/* Encode (added tokens, normalizer, pre-tokenizers, BPE) and decode (the
+ * byte-level alphabet back to bytes), and the lookups of the public API. All
+ * working memory is per call: a loaded tokenizer is shared read-only. */
+#include "text/tokenizer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct enc {
+    const bosch_tokenizer *tok;
+    struct tok_match_ctx mc;
+    struct tok_bpe_scratch bpe;
+    struct text_buf norm;        /* the normalized segment (and prefix spaces) */
+    struct tok_spans a, b;       /* pieces between pre-tokenizer steps */
+    struct tok_ids ids;
+};
+
+static void enc_free(struct enc *e)
+{
+    tok_match_ctx_free(&e->mc);
+    tok_bpe_scratch_free(&e->bpe);
+    text_buf_free(&e->norm);
+    free(e->a.v);
+    free(e->b.v);
+    free(e->ids.v);
+}
+
+/* Pre-tokenizers and BPE on text that holds no added token. */
+static int encode_plain(struct enc *e, const char *s, size_t n)
+{
+    const bosch_tokenizer *t = e->tok;
+    e->norm.len = 0;
+    if (text_buf_add(&e->norm, s, n))
+        return BOSCH_E_NOMEM;
+    e->a.n = 0;
+    if (tok_spans_push(&e->a, 0, n))
+        return BOSCH_E_NOMEM;
+    for (size_t k = 0; k < t->n_pretok; k++) {
+        int st = tok_pretok_apply(&t->pretok[k], &e->mc, &e->norm, &e->a, &e->b);
+        if (st)
+            return st;
+        struct tok_spans x = e->a;
+        e->a = e->b;
+        e->b = x;
+    }
+    for (size_t i = 0; i < e->a.n; i++) {
+        int st = tok_bpe_word(t, &e->bpe, e->norm.data + e->a.v[i].off, e->a.v[i].len, &e->ids);
+        if (st)
+            return st;
+    }
+    return BOSCH_OK;
+}
+
+/* Splits s by the added tokens of one set (normalized or not), trimming
+ * around lstrip/rstrip tokens; `plain` gets the text between them. */
+static int split_added(struct enc *e, const char *s, size_t n, int normalized,
+                       int (*plain)(struct enc *, const char *, size_t))
+{
+    const bosch_tokenizer *t = e->tok;
+    size_t pos = 0;
+    int strip_next = 0;
+    for (;;) {
+        size_t at = n;
+        long k = tok_added_find(t, s, pos, n, normalized, &at);
+        size_t seg_start = pos, seg_end = k >= 0 ? at : n;
+        if (strip_next)
+            seg_start += tok_trim_start(s + seg_start, seg_end - seg_start);
+        if (k >= 0 && t->added[k].lstrip)
+            seg_end = seg_start + tok_trim_end(s + seg_start, seg_end - seg_start);
+        if (seg_end > seg_start) {
+            int st = plain(e, s + seg_start, seg_end - seg_start);
+            if (st)
+                return st;
+        }
+        if (k < 0)
+            return BOSCH_OK;
+        if (tok_ids_push(&e->ids, t->added[k].id))
+            return BOSCH_E_NOMEM;
+        strip_next = t->added[k].rstrip;
+        pos = at + t->added[k].len;
+    }
+}
+
+/* A segment between unnormalized added tokens: normalize, then split by the
+ * normalized added tokens. */
+static int encode_segment(struct enc *e, const char *s, size_t n)
+{
+    const bosch_tokenizer *t = e->tok;
+    if (!t->n_norms)
+        return split_added(e, s, n, 1, encode_plain);
+    struct text_buf nb = {0};
+    int st = tok_normalize(t->norms, t->n_norms, s, n, &nb);
+    if (!st)
+        st = split_added(e, nb.data, nb.len, 1, encode_plain);
+    text_buf_free(&nb);
+    return st;
+}
+
+BOSCH_TEXT_API int bosch_tokenizer_encode(const bosch_tokenizer *tok, const char *text,
+                                          size_t len, unsigned flags, int32_t **ids, size_t *n)
+{
+    if (!tok || !ids || !n || (!text && len))
+        return BOSCH_E_INVALID;
+    *ids = NULL;
+    *n = 0;
+    struct enc e = {.tok = tok};
+    struct text_buf clean = {0};
+    int st = tok_match_ctx_init(&e.mc);
+    if (!st && tok_utf8_valid_prefix(text, len) != len) {
+        st = tok_utf8_sanitize(&clean, text, len);
+        text = clean.data;
+        len = clean.len;
+    }
+    if (!st && len) {
+        if (flags & BOSCH_TOKENIZE_NO_SPECIAL) {
+            struct text_buf nb = {0};
+            st = tok->n_norms ? tok_normalize(tok->norms, tok->n_norms, text, len, &nb) : 0;
+            if (!st)
+                st = tok->n_norms ? encode_plain(&e, nb.data, nb.len) : encode_plain(&e, text, len);
+            text_buf_free(&nb);
+        } else {
+            st = split_added(&e, text, len, 0, encode_segment);
+        }
+    }
+    text_buf_free(&clean);
+    if (!st) {
+        /* an empty result is still an allocation the caller frees */
+        *ids = e.ids.v ? e.ids.v : malloc(sizeof(int32_t));
+        *n = e.ids.n;
+        e.ids.v = NULL;
+        if (!*ids)
+            st = BOSCH_E_NOMEM;
+    }
+    enc_free(&e);
+    return st;
+}
+
+/* The bytes of a vocabulary token: each alphabet character to its byte; a
+ * character outside the alphabet stays as it is (as HF's decoder does). */
+static int token_bytes(const bosch_tokenizer *t, int32_t id, struct text_buf *bytes)
+{
+    const unsigned char *s = (const unsigned char *)t->strs[id];
+    size_t i = 0, n = t->lens[id];
+    while (i < n) {
+        uint32_t cp;
+        size_t l = tok_utf8_next(s + i, &cp);
+        int b = tok_cp_to_byte(cp);
+        char c = (char)b;
+        if (b >= 0 ? text_buf_add(bytes, &c, 1) : text_buf_add(bytes, (const char *)s + i, l))
+            return BOSCH_E_NOMEM;
+        i += l;
+    }
+    return BOSCH_OK;
+}
+
+BOSCH_TEXT_API int bosch_tokenizer_decode(const bosch_tokenizer *tok, const int32_t *ids,
+                                          size_t n, unsigned flags, char **text, size_t *len)
+{
+    if (!tok || !text || !len || (!ids && n))
+        return BOSCH_E_INVALID;
+    *text = NULL;
+    *len = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || (uint32_t)ids[i] >= tok->n_ids || !tok->strs[ids[i]])
+            return BOSCH_E_INVALID;
+    struct text_buf out = {0}, bytes = {0};
+    int st = text_buf_add(&out, "", 0);
+    for (size_t i = 0; i < n && !st; i++) {
+        int32_t id = ids[i];
+        if (tok->kind[id] >= 2) {
+            /* added tokens come out as written, between byte runs */
+            if (bytes.len)
+                st = tok_utf8_sanitize(&out, bytes.data, bytes.len);
+            bytes.len = 0;
+            if (!st && !(tok->kind[id] == 3 && (flags & BOSCH_DECODE_SKIP_SPECIAL)))
+                st = text_buf_add(&out, tok->strs[id], tok->lens[id]);
+        } else {
+            st = token_bytes(tok, id, &bytes);
+        }
+    }
+    if (!st && bytes.len)
+        st = tok_utf8_sanitize(&out, bytes.data, bytes.len);
+    text_buf_free(&bytes);
+    if (st) {
+        text_buf_free(&out);
+        return st;
+    }
+    *text = out.data;
+    *len = out.len;
+    return BOSCH_OK;
+}
+
+BOSCH_TEXT_API uint32_t bosch_tokenizer_vocab_size(const bosch_tokenizer *tok)
+{
+    return tok ? tok->n_ids : 0;
+}
+
+BOSCH_TEXT_API int32_t bosch_tokenizer_token_id(const bosch_tokenizer *tok, const char *token)
+{
+    if (!tok || !token)
+        return -1;
+    size_t n = strlen(token);
+    int32_t id = tok_strmap_get(&tok->added_map, tok->strs, tok->lens, token, n);
+    return id >= 0 ? id : tok_strmap_get(&tok->vocab, tok->strs, tok->lens, token, n);
+}
+
+BOSCH_TEXT_API const char *bosch_tokenizer_token(const bosch_tokenizer *tok, int32_t id)
+{
+    if (!tok || id < 0 || (uint32_t)id >= tok->n_ids)
+        return NULL;
+    return tok->strs[id];
+}
+
+BOSCH_TEXT_API int bosch_tokenizer_is_special(const bosch_tokenizer *tok, int32_t id)
+{
+    return tok && id >= 0 && (uint32_t)id < tok->n_ids && tok->kind[id] == 3;
+}
+
+BOSCH_TEXT_API int bosch_tokenizer_is_ordinary(const bosch_tokenizer *tok, int32_t id)
+{
+    return tok && id >= 0 && (uint32_t)id < tok->n_ids && tok->kind[id] == 1;
+}
