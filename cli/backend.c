@@ -2,6 +2,9 @@
  * calls bosch_torch_* functions. */
 #include "backend.h"
 
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Why the last libbosch-torch creator failed, without its "function: "
@@ -20,19 +23,80 @@ void backend_free(struct backend *b)
     bosch_torch_model_free(b->m);
 }
 
+/* The lowest of bos_token_id, eos_token_id, pad_token_id (an id or a list
+ * of ids) that the model's config.json names, or -1 when it names none (or
+ * cannot be read: then the loader has already said why). */
+static long lowest_special_id(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_object *root = json_object_from_file(path);
+    if (!root)
+        return -1;
+    long low = -1;
+    static const char *const keys[] = {"bos_token_id", "eos_token_id", "pad_token_id"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        json_object *v;
+        if (!json_object_object_get_ex(root, keys[k], &v) || !v)
+            continue;
+        size_t n = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 1;
+        for (size_t i = 0; i < n; i++) {
+            json_object *e = json_object_is_type(v, json_type_array)
+                                 ? json_object_array_get_idx(v, i) : v;
+            if (!json_object_is_type(e, json_type_int))
+                continue;
+            int64_t id = json_object_get_int64(e);
+            if (id >= 0 && (low < 0 || id < low))
+                low = (long)id;
+        }
+    }
+    json_object_put(root);
+    return low;
+}
+
+/* The built-in NIAH without a tokenizer: markers 0, 1, 2 and filler, key
+ * and value tokens from the rows below the lowest special id of config.json
+ * (Qwen3: 151643; the rows above it are special or unused), or from
+ * [3, vocab) as before when the config names none or its lowest special id
+ * is below 5 (specials at the bottom leave no ordinary range under them).
+ * Hook for libbosch-text: with a tokenizer, take the filler from its
+ * ordinary tokens and real marker tokens here instead. */
+static bosch_torch_task *builtin_niah(const struct settings *s, const struct backend *b)
+{
+    long low = lowest_special_id(b->dir);
+    if (low < 0 || low > (long)b->V || low <= 4)
+        return bosch_torch_task_create_niah(b->V, s->context, s->samples, s->needles, s->key_len,
+                                            s->value_len, 0.0, 1.0, s->seed);
+    size_t n = (size_t)low - 3;
+    int32_t *filler = malloc(n * sizeof *filler);
+    if (!filler)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        filler[i] = (int32_t)(3 + i);
+    bosch_torch_task *t = bosch_torch_task_create_niah_ids(
+        filler, n, 0, 1, 2, s->context, s->samples, s->needles, s->key_len, s->value_len, 0.0,
+        1.0, s->seed);
+    free(filler);
+    return t;
+}
+
+const char *backend_describe(const struct backend *b)
+{
+    return b->desc;
+}
+
 static int open_task(struct settings *s, struct backend *b)
 {
     if (s->task)
         b->t = bosch_torch_task_read_jsonl(s->task);
     else
-        b->t = bosch_torch_task_create_niah(b->V, s->context, s->samples, s->needles, s->key_len,
-                                            s->value_len, 0.0, 1.0, s->seed);
+        b->t = builtin_niah(s, b);
     if (!b->t) {
         errorf("task %s: %s", s->task ? s->task : "niah",
                create_reason(bosch_torch_create_status()));
         return EXIT_ERROR;
     }
-    /* The KV saving is reported at the task's context. */
+    /* The KV saving is reported at the task's context (its longest prompt). */
     if (s->task)
         s->context = (unsigned)bosch_torch_task_prompt_len(b->t);
     return 0;
@@ -42,15 +106,23 @@ int backend_open(struct settings *s, struct backend *b)
 {
     memset(b, 0, sizeof *b);
     b->dir = s->model;
-    int dev = !strcmp(s->device, "cpu") ? BOSCH_TORCH_DEVICE_CPU
-              : !strcmp(s->device, "cuda") ? BOSCH_TORCH_DEVICE_CUDA : BOSCH_TORCH_DEVICE_AUTO;
-    b->m = bosch_torch_model_open(b->dir, dev, BOSCH_TORCH_DTYPE_AUTO);
+    int dtype = BOSCH_TORCH_DTYPE_AUTO;
+    for (int d = BOSCH_TORCH_DTYPE_F32; d <= BOSCH_TORCH_DTYPE_F16; d++)
+        if (!strcmp(s->dtype, bosch_torch_dtype_name(d)))
+            dtype = d;
+    b->m = bosch_torch_model_open_device(b->dir, s->device, dtype);
     if (!b->m) {
         errorf("cannot load the model in %s: %s", b->dir,
                create_reason(bosch_torch_create_status()));
         return EXIT_ERROR;
     }
     bosch_torch_model_shape(b->m, &b->L, &b->G, &b->H, &b->V);
+    uint64_t bytes = 0;
+    int held = 0;
+    bosch_torch_model_memory(b->m, &bytes, &held);
+    snprintf(b->desc, sizeof b->desc, "%s on %s, %.1f MiB of parameters",
+             bosch_torch_dtype_name(held), bosch_torch_model_device(b->m),
+             (double)bytes / (1024.0 * 1024.0));
     if (open_task(s, b))
         return EXIT_ERROR;
     int metric = !strcmp(s->metric, "logprob") ? BOSCH_TORCH_METRIC_LOGPROB : BOSCH_TORCH_METRIC_EXACT;

@@ -14,6 +14,7 @@ struct backend {
     bosch_torch_evaluator *e;
     uint32_t L, G, H, V;
     const char *dir;
+    char desc[128]; /* "bf16 on cpu, 3.4 MiB of parameters" */
 };
 
 /* Loads s->model, the task (--task, or NIAH) and the evaluator (window,
@@ -22,6 +23,9 @@ struct backend {
  * a message; backend_free() in both cases. */
 int backend_open(struct settings *s, struct backend *b);
 void backend_free(struct backend *b);
+
+/* The model's dtype, device and parameter memory, for the commands' model line. */
+const char *backend_describe(const struct backend *b);
 
 /* Scores n masks of b's units; 0, or EXIT_ERROR after a message. */
 int score_masks(struct backend *b, const uint8_t *masks, size_t n, double *scores);

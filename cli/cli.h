@@ -36,6 +36,7 @@ struct settings {
     const char *kind;    /* baseline */
     const char *mask;    /* eval, show */
     const char *device;
+    const char *dtype;   /* auto|f32|bf16|f16 */
     double time_limit;
     char metric_buf[16]; /* storage of a metric read from a mask file (eval) */
     const char *tokenizer; /* tokenize */

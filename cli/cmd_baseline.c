@@ -191,8 +191,10 @@ static int run_baseline(struct settings *s)
     struct baseline t;
     memset(&t, 0, sizeof t);
     int status = EXIT_ERROR;
-    if (!backend_open(s, &t.b) && !baseline_start(&t, s) &&
-        !score_anchors(&t) && !choose_mask(&t, s))
+    const int opened = !backend_open(s, &t.b);
+    if (opened)
+        fprintf(stderr, "model %s: %s\n", t.b.dir, backend_describe(&t.b));
+    if (opened && !baseline_start(&t, s) && !score_anchors(&t) && !choose_mask(&t, s))
         status = finish(&t, s);
     if (t.h_pending)
         write_history(&t); /* what was evaluated before the failure */

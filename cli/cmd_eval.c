@@ -47,6 +47,7 @@ static int run_eval(struct settings *s, const bosch_selection *sel)
              H = bosch_selection_heads_per_group(sel);
     if (backend_open(s, &b))
         goto out;
+    fprintf(stderr, "model %s: %s\n", b.dir, backend_describe(&b));
     if (b.L != L || b.G != G || b.H != H) {
         errorf("%s: mask shape %u x %u x %u differs from the model's %u x %u x %u "
                "(layers x KV groups x heads/group)",

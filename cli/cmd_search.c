@@ -95,8 +95,9 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
     struct console_progress pr;
     console_progress_init(&pr);
     bosch_set_progress(opt, console_on_progress, &pr);
-    fprintf(stderr, "model %s: %u layers x %u KV groups x %u heads/group; task %s; window %u, sink %u\n",
-            b->dir, b->L, b->G, b->H, s->task ? s->task : "niah", effective_window(s), s->sink);
+    fprintf(stderr, "model %s: %u layers x %u KV groups x %u heads/group, %s; task %s; window %u, sink %u\n",
+            b->dir, b->L, b->G, b->H, backend_describe(b), s->task ? s->task : "niah",
+            effective_window(s), s->sink);
     const int search_rc = console_run(opt, &pr, EXIT_STOPPED);
     int rc, status = EXIT_ERROR;
     if (search_rc == INT32_MIN) {

@@ -42,6 +42,7 @@ void settings_default(struct settings *s)
     s->metric = "exact";
     s->out = "bosch-mask";
     s->device = "auto";
+    s->dtype = "auto";
 }
 
 unsigned effective_window(const struct settings *s)

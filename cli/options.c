@@ -12,7 +12,7 @@ enum opt_id {
     O_MODEL = 256, O_TASK, O_NIAH, O_CONTEXT, O_SAMPLES, O_NEEDLES, O_KEYLEN, O_VALLEN,
     O_RATIO, O_WINDOW, O_SINK, O_BUDGET, O_THREADS, O_JOURNAL, O_SEED, O_STRATEGY,
     O_VARIANT, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH, O_TIME,
-    O_BATCHSIZE, O_NOCACHE, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL
+    O_BATCHSIZE, O_NOCACHE, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE
 };
 
 #define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
@@ -40,7 +40,10 @@ static const struct cli_option options[] = {
      "--model DIR        Qwen3 checkpoint (default $BOSCH_DEFAULT_MODEL, else the\n"
      "                     installed organism model)"},
     {"device", required_argument, O_DEVICE, MODEL_CMDS, SEC_MODEL,
-     "--device D         auto|cpu|cuda (auto)"},
+     "--device D         auto|cpu|cuda|cuda:N (auto: CUDA when available)"},
+    {"dtype", required_argument, O_DTYPE, MODEL_CMDS, SEC_MODEL,
+     "--dtype T          auto|f32|bf16|f16 weights and compute (auto: bf16 on CUDA,\n"
+     "                     f32 on the CPU)"},
     {"task", required_argument, O_TASK, MODEL_CMDS, SEC_MODEL,
      "--task FILE        pre-tokenized JSONL task ({\"prompt\":[..],\"answer\":[..]})"},
     {"niah", no_argument, O_NIAH, MODEL_CMDS, SEC_MODEL,
@@ -163,6 +166,18 @@ static int baseline_kind_known(const char *k)
     return 0;
 }
 
+/* auto, cpu, cuda or cuda:N (N: 1 to 4 digits); whether N is a visible
+ * device is the backend's check. */
+static int device_known(const char *d)
+{
+    if (!strcmp(d, "auto") || !strcmp(d, "cpu") || !strcmp(d, "cuda"))
+        return 1;
+    if (strncmp(d, "cuda:", 5))
+        return 0;
+    size_t n = strlen(d + 5);
+    return n >= 1 && n <= 4 && strspn(d + 5, "0123456789") == n;
+}
+
 /* Model and task options; the problem with the value, or NULL. */
 static const char *apply_model_option(struct settings *s, int id, const char *arg)
 {
@@ -190,8 +205,12 @@ static const char *apply_model_option(struct settings *s, int id, const char *ar
         return strcmp(arg, "exact") && strcmp(arg, "logprob") ? "--metric (exact|logprob)" : NULL;
     case O_DEVICE:
         s->device = arg;
-        return strcmp(arg, "auto") && strcmp(arg, "cpu") && strcmp(arg, "cuda")
-                   ? "--device (auto|cpu|cuda)" : NULL;
+        return device_known(arg) ? NULL : "--device (auto|cpu|cuda|cuda:N)";
+    case O_DTYPE:
+        s->dtype = arg;
+        return strcmp(arg, "auto") && strcmp(arg, "f32") && strcmp(arg, "bf16") &&
+                       strcmp(arg, "f16")
+                   ? "--dtype (auto|f32|bf16|f16)" : NULL;
     case O_EVALBATCH:
         return parse_uint(arg, 1, 4096, &s->eval_batch) ? "--eval-batch (1..4096)" : NULL;
     case O_NOCACHE: s->no_prefix_cache = 1; return NULL;

@@ -46,6 +46,7 @@ static int record_settings(bosch_selection *sel, const struct settings *s)
         rc = rc ? rc : bosch_selection_setting_set_int(sel, "batch_size", s->batch_size);
     rc = rc ? rc : bosch_selection_setting_set_bool(sel, "prefix_cache", !s->no_prefix_cache);
     rc = rc ? rc : bosch_selection_setting_set_string(sel, "device", s->device);
+    rc = rc ? rc : bosch_selection_setting_set_string(sel, "dtype", s->dtype);
     if (s->kind)
         rc = rc ? rc : bosch_selection_setting_set_string(sel, "kind", s->kind);
     if (s->journal)

@@ -8,8 +8,8 @@
  * this boundary.
  *
  * Errors follow the core's conventions (bosch/bosch.h):
- *  - A function that creates a handle (bosch_torch_model_open,
- *    bosch_torch_task_read_jsonl, bosch_torch_task_create_niah,
+ *  - A function that creates a handle (bosch_torch_model_open[_device],
+ *    bosch_torch_task_read_jsonl, bosch_torch_task_create_niah[_ids],
  *    bosch_torch_evaluator_open, bosch_torch_model_problem) returns it, or
  *    NULL; then bosch_torch_create_status() and bosch_torch_create_error()
  *    say why, per thread.
@@ -107,10 +107,31 @@ BOSCH_TORCH_API const char *bosch_torch_create_error(void);
  * in `dir`/model.safetensors.index.json) onto `device` (enum
  * bosch_torch_device) in `dtype` (enum bosch_torch_dtype). Refuses, by name,
  * architectures other than Qwen3ForCausalLM and missing config fields.
- * Tensors stored as f32, bf16 or f16 are converted to `dtype`. Returns NULL
- * on failure (bosch_torch_create_error(): BOSCH_E_IO for a missing or
- * unreadable file, BOSCH_E_INVALID for a bad argument, config or weights). */
+ * Tensors stored as f32, bf16 or f16 are converted to `dtype`; a tensor
+ * already in `dtype` on the CPU is kept as read (a bf16 checkpoint opened
+ * as bf16 holds no f32 copy). A dtype the device's kernels lack is refused
+ * at open, by name (f16 on the CPU with libtorch 1.x: BOSCH_E_INVALID,
+ * "dtype f16 is not supported on cpu ..."). Returns NULL on failure
+ * (bosch_torch_create_error(): BOSCH_E_IO for a missing or unreadable file,
+ * BOSCH_E_INVALID for a bad argument, config or weights). */
 BOSCH_TORCH_API bosch_torch_model *bosch_torch_model_open(const char *dir, int device, int dtype);
+/* As bosch_torch_model_open, with the device named: "auto" (CUDA device 0
+ * when available, else the CPU), "cpu", "cuda" (device 0) or "cuda:N".
+ * BOSCH_E_INVALID, naming the string, for any other spelling, and for a
+ * CUDA device that is not available or not visible. */
+BOSCH_TORCH_API bosch_torch_model *bosch_torch_model_open_device(const char *dir,
+                                                                 const char *device, int dtype);
+/* Bytes of the model's parameters as held on its device (lm_head tied to
+ * the embeddings counted once; RoPE tables and caches not included) and the
+ * dtype in use (enum bosch_torch_dtype, never AUTO). Either pointer may be
+ * NULL. BOSCH_E_INVALID for a NULL model. */
+BOSCH_TORCH_API int bosch_torch_model_memory(const bosch_torch_model *m, uint64_t *param_bytes,
+                                             int *dtype);
+/* The model's device as libtorch names it ("cpu", "cuda:0"); "" for NULL.
+ * Owned by the model. */
+BOSCH_TORCH_API const char *bosch_torch_model_device(const bosch_torch_model *m);
+/* "auto", "f32", "bf16", "f16"; NULL for other values. */
+BOSCH_TORCH_API const char *bosch_torch_dtype_name(int dtype);
 /* NULL is a no-op. */
 BOSCH_TORCH_API void bosch_torch_model_free(bosch_torch_model *m);
 /* Message of the last failing bosch_torch_model_forward() or
@@ -153,7 +174,8 @@ enum bosch_torch_metric {
 
 /* Pre-tokenized tasks, one JSON object per line:
  *   {"prompt": [int, ...], "answer": [int, ...]}
- * All prompts of a task must have the same length (they are batched). NULL
+ * Prompts (and answers) may differ in length: the evaluator and the static
+ * scorers score each sample as if alone (see bosch_torch_evaluator_set_buckets). NULL
  * on failure (bosch_torch_create_error() gives the line number for bad
  * data: BOSCH_E_INVALID; BOSCH_E_IO when the file cannot be read). */
 BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_read_jsonl(const char *path);
@@ -168,13 +190,29 @@ BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_read_jsonl(const char *path);
 BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_create_niah(
     uint32_t vocab, uint32_t context, uint32_t samples, uint32_t needles, uint32_t key_len,
     uint32_t value_len, double depth_min, double depth_max, uint64_t seed);
+/* The same task drawn from real vocabulary rows: filler, key and value
+ * tokens are uniform over the `n_filler` ids of `filler` (distinct, >= 0;
+ * e.g. a tokenizer's ordinary tokens, without special or unused rows), and
+ * the markers KEY, VAL and QRY are the ids key_marker, value_marker and
+ * query_marker (distinct, not in `filler`). The random draws are those of
+ * bosch_torch_task_create_niah with the list in place of [3, vocab), so the
+ * list {3, ..., vocab-1} with markers 0, 1, 2 gives its task exactly. Ids
+ * are checked against a model by the evaluator. NULL for impossible
+ * parameters (BOSCH_E_INVALID, naming which). */
+BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_create_niah_ids(
+    const int32_t *filler, size_t n_filler, int32_t key_marker, int32_t value_marker,
+    int32_t query_marker, uint32_t context, uint32_t samples, uint32_t needles, uint32_t key_len,
+    uint32_t value_len, double depth_min, double depth_max, uint64_t seed);
 /* Writes the task as JSON Lines (the format read above). BOSCH_E_INVALID for
  * NULL arguments, BOSCH_E_IO when the file cannot be written; the task is
  * read-only here, so there is no message. */
 BOSCH_TORCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char *path);
 BOSCH_TORCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t);
-/* Prompt length in tokens (equal for all samples); 0 for NULL or empty. */
+/* Length in tokens of the longest prompt (of every prompt, when they are
+ * of one length); 0 for NULL or empty. */
 BOSCH_TORCH_API size_t bosch_torch_task_prompt_len(const bosch_torch_task *t);
+/* Prompt length of sample i; 0 for NULL or i out of range. */
+BOSCH_TORCH_API size_t bosch_torch_task_prompt_len_of(const bosch_torch_task *t, size_t i);
 /* NULL is a no-op. */
 BOSCH_TORCH_API void bosch_torch_task_free(bosch_torch_task *t);
 
@@ -183,8 +221,8 @@ BOSCH_TORCH_API void bosch_torch_task_free(bosch_torch_task *t);
 /* ------------------------------------------------------------------------ */
 /* Scores masks of `m` on `t` with sliding windows of `window` tokens plus
  * `sink` sink tokens, by `metric` (enum bosch_torch_metric). Checks the task
- * against the model (tokens in [0, vocab), one prompt length, non-empty
- * prompts and answers) and window >= 1. NULL on failure
+ * against the model (tokens in [0, vocab), non-empty prompts and answers;
+ * prompts of any length) and window >= 1. NULL on failure
  * (bosch_torch_create_error()). (Named _open because
  * bosch_torch_evaluator_create, deprecated, keeps its old signature.) */
 BOSCH_TORCH_API bosch_torch_evaluator *bosch_torch_evaluator_open(bosch_torch_model *m,
@@ -197,6 +235,23 @@ BOSCH_TORCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e);
  * go into one batch). BOSCH_E_INVALID (and a message) for 0. */
 BOSCH_TORCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e,
                                                     uint32_t candidates);
+/* Length buckets for prompts of different lengths. Each sample's sequence
+ * is right-padded to the longest of its bucket; causal attention keeps pads
+ * from influencing real positions (SWA windows are relative, RoPE positions
+ * start at 0 in every row), so every setting gives each sample's score as if
+ * it were scored alone, up to floating-point rounding. `buckets`:
+ *   1     one bucket: every sample padded to the task's longest (one
+ *         forward per batch of candidates)
+ *   n>=2  at most n buckets of consecutive lengths, chosen to minimise the
+ *         padded tokens (fewer when that costs no padding; tasks of one
+ *         length always use one); one forward per bucket
+ *   0     the default, 8 buckets: faster than full padding on mixed lengths
+ *         on the CPU (docs/torch.md, "Prompts of any length", bench_torch
+ *         --buckets), the same on tasks of one length.
+ * Drops the prefix cache (rebuilt on the next evaluation). BOSCH_OK, or
+ * BOSCH_E_NOMEM / BOSCH_E_EVALUATOR with the message in
+ * bosch_torch_evaluator_last_error(). */
+BOSCH_TORCH_API int bosch_torch_evaluator_set_buckets(bosch_torch_evaluator *e, uint32_t buckets);
 /* Prefix cache on/off (default on): hidden states below the lowest layer
  * whose mask differs from the all-full reference are computed once. */
 BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on);
@@ -226,7 +281,7 @@ BOSCH_TORCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_e
  *                   token outside the window (the token being copied);
  *                   Wu et al.'s retrieval score
  *   ECHO_INDUCTION  RazorAttention: on sequences of random tokens repeated
- *                   twice (each of the task's prompt length, a fixed internal
+ *                   twice (each half of the sample's prompt length, a fixed internal
  *                   seed), the mean attention a query in the second copy puts
  *                   on the earlier occurrence of its own token (echo) plus on
  *                   the token after it (induction)
@@ -245,7 +300,11 @@ enum bosch_torch_scorer {
 };
 /* "locality", "retrieval", "echo-induction", "fisher"; NULL for others. */
 BOSCH_TORCH_API const char *bosch_torch_scorer_name(int scorer);
-/* Computes a scorer on every sample of `t` (attention is materialised per
+/* Computes a scorer on every sample of `t`, one sample at a time, so prompts
+ * may differ in length: the statistics are pooled over all samples' query
+ * positions (LOCALITY, ECHO_INDUCTION) or answer tokens (RETRIEVAL), FISHER
+ * averages over samples; ECHO_INDUCTION's sequences take each sample's own
+ * prompt length (attention is materialised per
  * sample: memory ~ heads x prompt_len^2 x 4 bytes). head_scores (may be NULL)
  * receives layers x kv_groups x heads_per_group values in query-head order
  * (head h of layer l at l * query_heads + h); unit_scores (may be NULL)

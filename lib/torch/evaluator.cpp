@@ -1,8 +1,10 @@
 // Mask scoring on a task. One sample's sequence is its prompt followed by
-// answer[:-1] (teacher forcing), right-padded to the task's longest; the
-// logits at prompt_len-1 .. prompt_len+len(answer)-2 predict the answer.
-// Right padding never changes earlier positions (causal attention), so the
-// scores equal those of unpadded, one-by-one evaluation.
+// answer[:-1] (teacher forcing), right-padded to the longest of its length
+// bucket; the logits at prompt_len-1 .. prompt_len+len(answer)-2 predict the
+// answer. Right padding never changes earlier positions (causal attention;
+// the SWA mask is relative; RoPE positions start at 0 in every row), so no
+// attention mask is needed and the scores equal those of unpadded,
+// one-by-one evaluation.
 //   EXACT: 1 when every answer position's argmax is the answer token (this is
 //     exactly "greedy decoding reproduces the answer": at each step the
 //     correct prefix is the greedy prefix), else 0.
@@ -14,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 
 namespace bosch_torch {
@@ -30,6 +33,51 @@ int64_t default_cache_budget(const torch::Device &dev) {
     return dev.is_cuda() ? int64_t(8) << 30 : int64_t(2) << 30;
 }
 
+// Splits lengths sorted ascending into at most n contiguous groups that
+// minimise the padded tokens sum(count x longest); the fewest groups among
+// the optimal ones (no forward is split off for nothing). Returns the end
+// index of each group.
+std::vector<size_t> partition(const std::vector<int64_t> &len, size_t n) {
+    const size_t M = len.size();
+    n = std::max<size_t>(1, std::min(n, M));
+    // Exact DP while it is cheap; beyond, equal-count groups.
+    if (double(M) * double(M) * double(n) > 2e8) {
+        std::vector<size_t> ends;
+        for (size_t g = 1; g <= n; g++)
+            ends.push_back(g * M / n);
+        ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+        return ends;
+    }
+    const int64_t inf = std::numeric_limits<int64_t>::max() / 4;
+    // cost[g][j]: best padding of the first j lengths in g groups.
+    std::vector<std::vector<int64_t>> cost(n + 1, std::vector<int64_t>(M + 1, inf));
+    std::vector<std::vector<size_t>> cut(n + 1, std::vector<size_t>(M + 1, 0));
+    cost[0][0] = 0;
+    for (size_t g = 1; g <= n; g++)
+        for (size_t j = 1; j <= M; j++)
+            for (size_t i = g - 1; i < j; i++) {
+                if (cost[g - 1][i] >= inf)
+                    continue;
+                const int64_t c = cost[g - 1][i] + int64_t(j - i) * len[j - 1];
+                if (c < cost[g][j]) {
+                    cost[g][j] = c;
+                    cut[g][j] = i;
+                }
+            }
+    size_t best = n;
+    for (size_t g = 1; g <= n; g++)
+        if (cost[g][M] == cost[n][M]) {
+            best = g;
+            break;
+        }
+    std::vector<size_t> ends(best);
+    for (size_t g = best, j = M; g > 0; g--) {
+        ends[g - 1] = j;
+        j = cut[g][j];
+    }
+    return ends;
+}
+
 } // namespace
 
 void check_task(const Model &m, const Task &task, const Window &w) {
@@ -39,11 +87,8 @@ void check_task(const Model &m, const Task &task, const Window &w) {
         invalid("sink must not be negative");
     if (task.samples.empty())
         invalid("task has no samples");
-    const size_t P = task.samples[0].prompt.size();
     for (size_t i = 0; i < task.samples.size(); i++) {
         const Sample &s = task.samples[i];
-        if (s.prompt.size() != P)
-            invalid("task prompts differ in length");
         if (s.prompt.empty() || s.answer.empty())
             invalid("task has an empty prompt or answer");
         for (const auto *v : {&s.prompt, &s.answer})
@@ -55,83 +100,129 @@ void check_task(const Model &m, const Task &task, const Window &w) {
 }
 
 Evaluator::Evaluator(Model &model, const Task &task, Window w, Metric metric)
-    : model_(model), w_(w), metric_(metric) {
+    : model_(model), w_(w), metric_(metric), task_(task) {
     if (metric != Metric::Exact && metric != Metric::Logprob)
         invalid("unknown metric");
     check_task(model, task, w);
     M_ = int64_t(task.samples.size());
-    const int64_t P = int64_t(task.samples[0].prompt.size());
-    A_ = 0;
-    for (const Sample &s : task.samples)
-        A_ = std::max<int64_t>(A_, int64_t(s.answer.size()));
-    T_ = P + A_ - 1;
-    std::vector<int64_t> tok(size_t(M_ * T_), 0), rows(size_t(M_ * A_)), tgt(size_t(M_ * A_), 0);
-    std::vector<uint8_t> valid(size_t(M_ * A_), 0);
-    std::vector<float> lens(static_cast<size_t>(M_));
-    for (int64_t b = 0; b < M_; b++) {
-        const Sample &s = task.samples[size_t(b)];
-        const int64_t a = int64_t(s.answer.size());
+    cache_budget_ = default_cache_budget(model.device());
+    make_buckets();
+}
+
+Evaluator::Bucket Evaluator::make_bucket(const std::vector<size_t> &members) const {
+    Bucket bk;
+    bk.M = int64_t(members.size());
+    for (size_t i : members) {
+        const Sample &s = task_.samples[i];
+        bk.A = std::max<int64_t>(bk.A, int64_t(s.answer.size()));
+        bk.T = std::max<int64_t>(bk.T, int64_t(s.prompt.size() + s.answer.size()) - 1);
+    }
+    const int64_t M = bk.M, T = bk.T, A = bk.A;
+    std::vector<int64_t> tok(size_t(M * T), 0), rows(size_t(M * A)), tgt(size_t(M * A), 0);
+    std::vector<uint8_t> valid(size_t(M * A), 0);
+    std::vector<double> lens(static_cast<size_t>(M));
+    for (int64_t b = 0; b < M; b++) {
+        const Sample &s = task_.samples[members[size_t(b)]];
+        const int64_t P = int64_t(s.prompt.size()), a = int64_t(s.answer.size());
         for (int64_t t = 0; t < P; t++)
-            tok[size_t(b * T_ + t)] = s.prompt[size_t(t)];
+            tok[size_t(b * T + t)] = s.prompt[size_t(t)];
         for (int64_t j = 0; j + 1 < a; j++)
-            tok[size_t(b * T_ + P + j)] = s.answer[size_t(j)];
-        for (int64_t j = 0; j < A_; j++) {
+            tok[size_t(b * T + P + j)] = s.answer[size_t(j)];
+        for (int64_t j = 0; j < A; j++) {
             const bool in = j < a;
-            rows[size_t(b * A_ + j)] = b * T_ + P - 1 + (in ? j : 0);
-            tgt[size_t(b * A_ + j)] = in ? s.answer[size_t(j)] : 0;
-            valid[size_t(b * A_ + j)] = in;
+            rows[size_t(b * A + j)] = b * T + P - 1 + (in ? j : 0);
+            tgt[size_t(b * A + j)] = in ? s.answer[size_t(j)] : 0;
+            valid[size_t(b * A + j)] = in;
         }
-        lens[size_t(b)] = float(a);
+        lens[size_t(b)] = double(a);
     }
-    const torch::Device dev = model.device();
+    const torch::Device dev = model_.device();
     auto i64 = torch::TensorOptions().dtype(torch::kInt64);
-    tokens_ = torch::from_blob(tok.data(), {M_, T_}, i64).to(dev);
-    rows_ = torch::from_blob(rows.data(), {M_, A_}, i64).to(dev);
-    targets_ = torch::from_blob(tgt.data(), {M_, A_}, i64).to(dev);
-    valid_ = torch::from_blob(valid.data(), {M_, A_}, torch::TensorOptions().dtype(torch::kUInt8))
-                 .to(dev)
-                 .to(torch::kBool);
-    lengths_ = torch::from_blob(lens.data(), {M_}, torch::TensorOptions().dtype(torch::kFloat32))
-                   .to(dev);
-    if (dev.is_cpu()) { // from_blob does not own: detach from the local vectors
-        tokens_ = tokens_.clone();
-        rows_ = rows_.clone();
-        targets_ = targets_.clone();
-        lengths_ = lengths_.clone();
+    // clone(): from_blob does not own the local vectors (.to() may not copy).
+    bk.tokens = torch::from_blob(tok.data(), {M, T}, i64).clone().to(dev);
+    bk.rows = torch::from_blob(rows.data(), {M, A}, i64).clone().to(dev);
+    bk.targets = torch::from_blob(tgt.data(), {M, A}, i64).clone().to(dev);
+    bk.valid = torch::from_blob(valid.data(), {M, A}, torch::TensorOptions().dtype(torch::kUInt8))
+                   .to(dev, torch::kBool);
+    bk.lengths =
+        torch::from_blob(lens.data(), {M}, torch::TensorOptions().dtype(torch::kFloat64))
+            .clone()
+            .to(dev);
+    return bk;
+}
+
+void Evaluator::make_buckets() {
+    const size_t n = buckets_setting_ ? buckets_setting_ : kDefaultBuckets;
+    std::vector<size_t> order(static_cast<size_t>(M_));
+    std::iota(order.begin(), order.end(), size_t(0));
+    auto seq_len = [&](size_t i) {
+        const Sample &s = task_.samples[i];
+        return int64_t(s.prompt.size() + s.answer.size()) - 1;
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return seq_len(a) < seq_len(b); });
+    std::vector<int64_t> len(order.size());
+    for (size_t i = 0; i < order.size(); i++)
+        len[i] = seq_len(order[i]);
+    buckets_.clear();
+    size_t from = 0;
+    for (size_t end : partition(len, n)) {
+        buckets_.push_back(make_bucket(
+            std::vector<size_t>(order.begin() + long(from), order.begin() + long(end))));
+        from = end;
     }
-    cache_budget_ = default_cache_budget(dev);
+    cache_built_ = false;
+}
+
+void Evaluator::set_buckets(uint32_t n) {
+    buckets_setting_ = n;
+    make_buckets();
+}
+
+std::vector<std::pair<int64_t, int64_t>> Evaluator::bucket_shapes() const {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const Bucket &b : buckets_)
+        out.push_back({b.M, b.T});
+    return out;
 }
 
 void Evaluator::set_prefix_cache(bool on) {
     cache_on_ = on;
     if (!on) {
-        cache_.clear();
+        for (Bucket &b : buckets_)
+            b.cache.clear();
         cache_built_ = false;
     }
 }
 
 void Evaluator::set_cache_budget(int64_t bytes) {
     cache_budget_ = std::max<int64_t>(0, bytes);
-    cache_.clear();
+    for (Bucket &b : buckets_)
+        b.cache.clear();
     cache_built_ = false;
 }
 
 std::vector<int64_t> Evaluator::cached_layers() const {
     std::vector<int64_t> out;
-    for (size_t l = 0; l < cache_.size(); l++)
-        if (cache_[l].defined())
+    const std::vector<torch::Tensor> &c = buckets_.front().cache; // the same layers in every bucket
+    for (size_t l = 0; l < c.size(); l++)
+        if (c[l].defined())
             out.push_back(int64_t(l));
     return out;
 }
 
 // Caches the all-full hidden states entering layers 1..L (as many as the
-// budget allows, evenly spaced; layer 0's input is the embedding lookup).
+// budget allows, evenly spaced, the same layers for every bucket; layer 0's
+// input is the embedding lookup).
 void Evaluator::build_cache() {
     const int64_t L = model_.layers();
-    cache_.assign(size_t(L + 1), torch::Tensor());
+    for (Bucket &b : buckets_)
+        b.cache.assign(size_t(L + 1), torch::Tensor());
     cache_built_ = true;
-    const int64_t per_layer = M_ * T_ * model_.hidden() *
-                              int64_t(c10::elementSize(model_.dtype()));
+    int64_t rows = 0;
+    for (const Bucket &b : buckets_)
+        rows += b.M * b.T;
+    const int64_t per_layer = rows * model_.hidden() * int64_t(c10::elementSize(model_.dtype()));
     const int64_t fit = per_layer > 0 ? cache_budget_ / per_layer : 0;
     std::vector<bool> want(size_t(L + 1), false);
     int64_t top = 0;
@@ -151,17 +242,20 @@ void Evaluator::build_cache() {
     if (top == 0)
         return;
     try {
-        torch::Tensor h = model_.embed(tokens_);
-        for (int64_t l = 0; l < top; l++) {
-            h = model_.run_layers(h, torch::Tensor(), w_, l, l + 1);
-            layer_rows_ += M_;
-            if (want[size_t(l + 1)])
-                cache_[size_t(l + 1)] = h;
+        for (Bucket &b : buckets_) {
+            torch::Tensor h = model_.embed(b.tokens);
+            for (int64_t l = 0; l < top; l++) {
+                h = model_.run_layers(h, torch::Tensor(), w_, l, l + 1);
+                layer_rows_ += b.M;
+                if (want[size_t(l + 1)])
+                    b.cache[size_t(l + 1)] = h;
+            }
         }
     } catch (const c10::OutOfMemoryError &) {
         // Device memory too small for this budget: run without the cache
         // rather than fail (set BOSCH_TORCH_CACHE_MB lower to keep one).
-        cache_.assign(size_t(L + 1), torch::Tensor());
+        for (Bucket &b : buckets_)
+            b.cache.assign(size_t(L + 1), torch::Tensor());
     }
 }
 
@@ -175,8 +269,9 @@ int64_t Evaluator::start_layer(const uint8_t *mask) const {
             first = i / G;
             break;
         }
-    for (int64_t l = std::min<int64_t>(first, int64_t(cache_.size()) - 1); l > 0; l--)
-        if (cache_[size_t(l)].defined())
+    const std::vector<torch::Tensor> &cache = buckets_.front().cache;
+    for (int64_t l = std::min<int64_t>(first, int64_t(cache.size()) - 1); l > 0; l--)
+        if (cache[size_t(l)].defined())
             return l;
     return 0;
 }
@@ -213,38 +308,51 @@ void Evaluator::score(const uint8_t *masks, size_t n, double *scores) {
 void Evaluator::score_group(const uint8_t *masks, const std::vector<size_t> &idx, int64_t start,
                             double *scores) {
     const int64_t L = model_.layers(), G = model_.kv_heads(), H = model_.hidden();
-    const int64_t k = int64_t(idx.size()), B = k * M_, units = L * G;
+    const int64_t k = int64_t(idx.size()), units = L * G;
     const torch::Device dev = model_.device();
 
     std::vector<uint8_t> um(size_t(k * units));
     for (int64_t c = 0; c < k; c++)
         for (int64_t u = 0; u < units; u++)
             um[size_t(c * units + u)] = masks[idx[size_t(c)] * size_t(units) + size_t(u)] != 0;
-    torch::Tensor unit_masks =
+    torch::Tensor cand =
         torch::from_blob(um.data(), {k, 1, L, G}, torch::TensorOptions().dtype(torch::kUInt8))
-            .to(dev, torch::kBool) // a copy, also on CPU
-            .expand({k, M_, L, G})
-            .reshape({B, L, G});
+            .to(dev, torch::kBool); // a copy, also on CPU
 
-    torch::Tensor h;
-    if (start == 0) {
-        torch::Tensor tok = k == 1 ? tokens_ : tokens_.repeat({k, 1});
-        h = model_.embed(tok);
-    } else {
-        torch::Tensor c = cache_[size_t(start)];
-        h = k == 1 ? c : c.unsqueeze(0).expand({k, M_, T_, H}).reshape({B, T_, H});
+    // Sum over samples, bucket by bucket: one forward of k candidates x the
+    // bucket's samples each.
+    torch::Tensor total = torch::zeros({k}, torch::TensorOptions().dtype(torch::kFloat64).device(dev));
+    for (const Bucket &b : buckets_) {
+        const int64_t B = k * b.M;
+        torch::Tensor unit_masks = cand.expand({k, b.M, L, G}).reshape({B, L, G});
+        torch::Tensor h;
+        if (start == 0) {
+            h = model_.embed(k == 1 ? b.tokens : b.tokens.repeat({k, 1}));
+        } else {
+            const torch::Tensor &c = b.cache[size_t(start)];
+            h = k == 1 ? c : c.unsqueeze(0).expand({k, b.M, b.T, H}).reshape({B, b.T, H});
+        }
+        h = model_.run_layers(h, unit_masks, w_, start, L);
+        layer_rows_ += B * (L - start);
+        total += sample_scores(b, k, h).sum(1);
     }
-    h = model_.run_layers(h, unit_masks, w_, start, L);
-    layer_rows_ += B * (L - start);
+    torch::Tensor s = (total / double(M_)).to(torch::kCPU).contiguous();
+    const double *sp = s.data_ptr<double>();
+    for (int64_t c = 0; c < k; c++)
+        scores[idx[size_t(c)]] = sp[c];
+}
 
+torch::Tensor Evaluator::sample_scores(const Bucket &b, int64_t k, const torch::Tensor &h) {
+    const int64_t H = model_.hidden(), B = k * b.M;
+    const torch::Device dev = model_.device();
     // Logits at the scored rows only, in row blocks that bound the fp32
     // logits buffer.
     torch::Tensor offs =
-        torch::arange(k, torch::TensorOptions().dtype(torch::kInt64).device(dev)) * (M_ * T_);
-    torch::Tensor rows = (rows_.unsqueeze(0) + offs.view({k, 1, 1})).reshape({-1}); // [B*A]
-    torch::Tensor tg = targets_.unsqueeze(0).expand({k, M_, A_}).reshape({-1});
-    torch::Tensor flat = h.reshape({B * T_, H});
-    const int64_t R = B * A_;
+        torch::arange(k, torch::TensorOptions().dtype(torch::kInt64).device(dev)) * (b.M * b.T);
+    torch::Tensor rows = (b.rows.unsqueeze(0) + offs.view({k, 1, 1})).reshape({-1}); // [B*A]
+    torch::Tensor tg = b.targets.unsqueeze(0).expand({k, b.M, b.A}).reshape({-1});
+    torch::Tensor flat = h.reshape({B * b.T, H});
+    const int64_t R = B * b.A;
     const int64_t block =
         std::max<int64_t>(1, model_.block_bytes() / std::max<int64_t>(1, model_.vocab() * 4));
     std::vector<torch::Tensor> parts;
@@ -257,18 +365,12 @@ void Evaluator::score_group(const uint8_t *masks, const std::vector<size_t> &idx
         else
             parts.push_back(lg.gather(1, t).squeeze(1) - torch::logsumexp(lg, -1));
     }
-    torch::Tensor per = torch::cat(parts).view({k, M_, A_});
-    torch::Tensor valid = valid_.unsqueeze(0);
-    torch::Tensor sample; // [k, M]
+    torch::Tensor per = torch::cat(parts).view({k, b.M, b.A});
+    torch::Tensor invalid_rows = b.valid.unsqueeze(0).logical_not();
     if (metric_ == Metric::Exact)
-        sample = (per.to(torch::kBool) | valid.logical_not()).all(-1).to(torch::kFloat64);
-    else
-        sample = per.masked_fill(valid.logical_not(), 0.0).to(torch::kFloat64).sum(-1) /
-                 lengths_.to(torch::kFloat64).unsqueeze(0);
-    torch::Tensor s = sample.mean(1).to(torch::kCPU).contiguous();
-    const double *sp = s.data_ptr<double>();
-    for (int64_t c = 0; c < k; c++)
-        scores[idx[size_t(c)]] = sp[c];
+        return (per.to(torch::kBool) | invalid_rows).all(-1).to(torch::kFloat64);
+    return per.masked_fill(invalid_rows, 0.0).to(torch::kFloat64).sum(-1) /
+           b.lengths.unsqueeze(0);
 }
 
 } // namespace bosch_torch

@@ -13,8 +13,9 @@ namespace bosch_torch {
 enum class Metric { Exact = 0, Logprob = 1 };
 
 // Checks that `task` can run on `m` with window `w` (window >= 1, sink >= 0,
-// samples present, prompts of one length, non-empty prompts and answers,
-// tokens in [0, vocab)); throws Failure(BOSCH_E_INVALID) naming the problem.
+// samples present, non-empty prompts and answers, tokens in [0, vocab));
+// prompts may differ in length. Throws Failure(BOSCH_E_INVALID) naming the
+// problem.
 // Shared by the evaluator and the static scorers.
 void check_task(const Model &m, const Task &task, const Window &w);
 
@@ -25,6 +26,14 @@ public:
     Evaluator(Model &model, const Task &task, Window w, Metric metric);
 
     void set_batch(uint32_t candidates) { batch_ = candidates ? candidates : 1; }
+    // Length buckets (torch.h, bosch_torch_evaluator_set_buckets): 0 = the
+    // default (kDefaultBuckets), 1 = every sample right-padded to the
+    // longest, n >= 2 = at most n buckets of similar length. Drops the cache.
+    static constexpr uint32_t kDefaultBuckets = 8;
+    void set_buckets(uint32_t n);
+    uint32_t buckets_setting() const { return buckets_setting_; }
+    // Buckets in use and their sizes (samples, padded length), for tests.
+    std::vector<std::pair<int64_t, int64_t>> bucket_shapes() const;
     uint32_t batch() const { return batch_; }
     void set_prefix_cache(bool on);
     bool prefix_cache() const { return cache_on_; }
@@ -52,10 +61,27 @@ public:
     std::string last_error;
 
 private:
+    // Samples of similar length, right-padded to the bucket's longest.
+    struct Bucket {
+        int64_t M = 0, T = 0, A = 0; // samples, sequence length, longest answer
+        torch::Tensor tokens;        // int64 [M, T]: prompt + answer[:-1], right-padded
+        torch::Tensor rows;          // int64 [M, A]: scored positions (b*T + t)
+        torch::Tensor targets;       // int64 [M, A]: answer tokens (0 where padded)
+        torch::Tensor valid;         // bool [M, A]
+        torch::Tensor lengths;       // f64 [M]: answer lengths
+        std::vector<torch::Tensor> cache; // [layers + 1]; defined = cached input of that layer
+    };
+    void make_buckets();
+    Bucket make_bucket(const std::vector<size_t> &members) const;
     void build_cache();
     int64_t start_layer(const uint8_t *mask) const;
     void score_group(const uint8_t *masks, const std::vector<size_t> &idx, int64_t start,
                      double *scores);
+    // Per-sample scores [k, M] (f64) of one bucket from the hidden states h
+    // [k*M, T, H] after the last layer. A metric that scores a greedy
+    // continuation of N tokens would add its branch here (it decodes from
+    // the bucket's prompts instead of reading teacher-forced rows).
+    torch::Tensor sample_scores(const Bucket &b, int64_t k, const torch::Tensor &h);
 
     Model &model_;
     Window w_;
@@ -63,13 +89,10 @@ private:
     uint32_t batch_ = 1;
     bool cache_on_ = true;
     int64_t cache_budget_ = 0;
-    int64_t M_ = 0, T_ = 0, A_ = 0; // samples, sequence length, longest answer
-    torch::Tensor tokens_;          // int64 [M, T]: prompt + answer[:-1], right-padded
-    torch::Tensor rows_;            // int64 [M, A]: scored positions (b*T + t)
-    torch::Tensor targets_;         // int64 [M, A]: answer tokens (0 where padded)
-    torch::Tensor valid_;           // bool [M, A]
-    torch::Tensor lengths_;         // f32 [M]: answer lengths
-    std::vector<torch::Tensor> cache_; // [layers + 1]; defined = cached input of that layer
+    const Task &task_;
+    int64_t M_ = 0; // samples
+    uint32_t buckets_setting_ = 0;
+    std::vector<Bucket> buckets_;
     bool cache_built_ = false;
     int64_t layer_rows_ = 0;
 };

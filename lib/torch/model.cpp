@@ -166,6 +166,19 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
     return m;
 }
 
+int64_t Model::param_bytes() const {
+    auto bytes = [](const torch::Tensor &t) { return t.defined() ? t.nbytes() : size_t(0); };
+    size_t n = bytes(embed_) + bytes(final_norm_);
+    if (!lm_head_.is_same(embed_))
+        n += bytes(lm_head_);
+    for (const LayerWeights &L : layers_)
+        for (const torch::Tensor *t : {&L.input_norm, &L.q_proj, &L.k_proj, &L.v_proj, &L.o_proj,
+                                       &L.q_norm, &L.k_norm, &L.post_norm, &L.gate_proj,
+                                       &L.up_proj, &L.down_proj})
+            n += bytes(*t);
+    return int64_t(n);
+}
+
 torch::Tensor Model::rms_norm(const torch::Tensor &x, const torch::Tensor &weight) const {
     // HF Qwen3RMSNorm: fp32 statistics, cast back to the input dtype, then
     // weight * x (in the model dtype).

@@ -53,12 +53,15 @@ public:
 
     const Qwen3Config &config() const { return cfg_; }
     torch::Device device() const { return device_; }
+    const std::string &device_name() const { return device_name_; } // "cpu", "cuda:0" 
     torch::ScalarType dtype() const { return dtype_; }
     int64_t layers() const { return cfg_.num_hidden_layers; }
     int64_t kv_heads() const { return cfg_.num_key_value_heads; }
     int64_t heads_per_group() const { return cfg_.num_attention_heads / cfg_.num_key_value_heads; }
     int64_t vocab() const { return cfg_.vocab_size; }
     int64_t hidden() const { return cfg_.hidden_size; }
+    // Bytes of the parameters as held on the device (tied lm_head counted once).
+    int64_t param_bytes() const;
 
     // tokens: int64 [B, T] on the model's device -> hidden [B, T, H] (dtype).
     torch::Tensor embed(const torch::Tensor &tokens) const;
@@ -101,7 +104,7 @@ public:
 
 private:
     Model(const Qwen3Config &cfg, torch::Device device, torch::ScalarType dtype)
-        : cfg_(cfg), device_(device), dtype_(dtype) {}
+        : cfg_(cfg), device_(device), dtype_(dtype), device_name_(device.str()) {}
     torch::Tensor attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
                             const Window &w);
     torch::Tensor mlp(int64_t layer, const torch::Tensor &x) const;
@@ -110,6 +113,7 @@ private:
     Qwen3Config cfg_;
     torch::Device device_;
     torch::ScalarType dtype_;
+    std::string device_name_;
     torch::Tensor embed_, final_norm_, lm_head_;
     std::vector<LayerWeights> layers_;
     torch::Tensor cos_, sin_; // [T_cached, head_dim] in dtype

@@ -261,23 +261,24 @@ std::vector<double> retrieval(Model &m, const Task &task, const Window &w) {
 // (the token after it: induction).
 std::vector<double> echo_induction(Model &m, const Task &task) {
     const int64_t nH = m.config().num_attention_heads;
-    const int64_t len = int64_t(task.samples[0].prompt.size());
-    const int64_t n = len / 2, o = len - 2 * n;
     std::vector<Accum> acc(size_t(m.layers()), Accum(nH));
-    if (n >= 2) {
-        for (size_t i = 0; i < task.samples.size(); i++) {
-            std::vector<int32_t> seq = echo_sequence(m.vocab(), len, uint64_t(i));
-            torch::Tensor tok =
-                torch::tensor(std::vector<int64_t>(seq.begin(), seq.end()), torch::kInt64)
-                    .to(m.device());
-            for_each_layer_probs(m, tok, [&](int64_t l, const torch::Tensor &probs) {
-                torch::Tensor q = probs.narrow(1, o + n, n - 1); // [nH, n-1, T]
-                torch::Tensor echo = q.narrow(2, o, n - 1).diagonal(0, 1, 2);
-                torch::Tensor induction = q.narrow(2, o + 1, n - 1).diagonal(0, 1, 2);
-                acc[size_t(l)].add((echo + induction).sum(1));
-                acc[size_t(l)].count += double(n - 1);
-            });
-        }
+    for (size_t i = 0; i < task.samples.size(); i++) {
+        // Each sample's own prompt length (prompts may differ).
+        const int64_t len = int64_t(task.samples[i].prompt.size());
+        const int64_t n = len / 2, o = len - 2 * n;
+        if (n < 2)
+            continue;
+        std::vector<int32_t> seq = echo_sequence(m.vocab(), len, uint64_t(i));
+        torch::Tensor tok =
+            torch::tensor(std::vector<int64_t>(seq.begin(), seq.end()), torch::kInt64)
+                .to(m.device());
+        for_each_layer_probs(m, tok, [&](int64_t l, const torch::Tensor &probs) {
+            torch::Tensor q = probs.narrow(1, o + n, n - 1); // [nH, n-1, T]
+            torch::Tensor echo = q.narrow(2, o, n - 1).diagonal(0, 1, 2);
+            torch::Tensor induction = q.narrow(2, o + 1, n - 1).diagonal(0, 1, 2);
+            acc[size_t(l)].add((echo + induction).sum(1));
+            acc[size_t(l)].count += double(n - 1);
+        });
     }
     std::vector<double> out;
     for (const Accum &a : acc)

@@ -28,8 +28,8 @@ struct HeadScores {
 };
 
 // Runs `scorer` on every sample of `task` (see torch.h and docs/torch.md for
-// the definitions). Checks the window (>= 1), the task (non-empty, equal
-// prompt lengths, non-empty prompts and answers, tokens in [0, vocab)) and
+// the definitions). Checks the window (>= 1), the task (non-empty, prompts
+// of any length, non-empty prompts and answers, tokens in [0, vocab)) and
 // that every score is finite. LOCALITY, RETRIEVAL and ECHO_INDUCTION run in
 // inference mode; FISHER enables autograd for the gates only.
 HeadScores compute_scores(Model &m, const Task &task, Scorer scorer, const Window &w);
@@ -42,8 +42,7 @@ HeadScores compute_scores(Model &m, const Task &task, Scorer scorer, const Windo
 using ProbsFn = std::function<void(int64_t layer, const torch::Tensor &probs)>;
 void for_each_layer_probs(Model &m, const torch::Tensor &tokens, const ProbsFn &f);
 
-// ECHO_INDUCTION's input for sample `index` of a task whose prompts have
-// `len` tokens: n = len / 2 tokens uniform in [0, vocab) (splitmix64 seeded
+// ECHO_INDUCTION's input for sample `index` whose prompt has `len` tokens: n = len / 2 tokens uniform in [0, vocab) (splitmix64 seeded
 // with 0x5eed + index), then the same n tokens again; when len is odd one
 // more random token comes first, so the copies start at o = len - 2n and
 // o + n.

@@ -23,6 +23,7 @@
 #include <c10/util/Exception.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -142,6 +143,36 @@ torch::Device pick_device(int device) {
     }
 }
 
+// "auto", "cpu", "cuda", "cuda:N" (N decimal, a visible device).
+torch::Device parse_device(const char *spec) {
+    if (!spec)
+        invalid("device must not be NULL");
+    const std::string d = spec;
+    if (d == "auto")
+        return pick_device(BOSCH_TORCH_DEVICE_AUTO);
+    if (d == "cpu")
+        return torch::Device(torch::kCPU);
+    if (d == "cuda")
+        return pick_device(BOSCH_TORCH_DEVICE_CUDA);
+    const std::string bad = "device \"" + d + "\" is not auto, cpu, cuda or cuda:N";
+    if (d.compare(0, 5, "cuda:") != 0 || d.size() == 5 || d.size() > 5 + 4)
+        invalid(bad);
+    int n = 0;
+    for (size_t i = 5; i < d.size(); i++) {
+        if (d[i] < '0' || d[i] > '9')
+            invalid(bad);
+        n = n * 10 + (d[i] - '0');
+    }
+    if (!torch::cuda::is_available())
+        invalid(d + " requested but CUDA is not available (CPU-only libtorch, or no visible "
+                    "device)");
+    const int count = int(torch::cuda::device_count());
+    if (n >= count)
+        invalid(d + " requested but only " + std::to_string(count) +
+                " CUDA device(s) are visible");
+    return torch::Device(torch::kCUDA, c10::DeviceIndex(n));
+}
+
 torch::ScalarType pick_dtype(int dtype, const torch::Device &dev) {
     switch (dtype) {
     case BOSCH_TORCH_DTYPE_AUTO:
@@ -160,18 +191,24 @@ torch::ScalarType pick_dtype(int dtype, const torch::Device &dev) {
 // The work of each entry point, shared by the current and the pre-1.0
 // functions: a status, and the reason in `msg` ("" on success).
 
-int open_model(const char *dir, int device, int dtype, bosch_torch_model **out,
-               std::string &msg) {
+// `spec` (bosch_torch_model_open_device) wins over `device` when given.
+int open_model(const char *dir, int device, const char *spec, int dtype,
+               bosch_torch_model **out, std::string &msg) {
     return guarded(msg, [&] {
         if (!dir)
             invalid("dir must not be NULL");
-        torch::Device dev = pick_device(device);
+        torch::Device dev = spec ? parse_device(spec) : pick_device(device);
         torch::ScalarType dt = pick_dtype(dtype, dev);
         torch::InferenceMode guard;
         std::unique_ptr<bosch_torch_model> h(new bosch_torch_model);
         h->model = Model::load(dir, dev, dt);
         *out = h.release();
     });
+}
+
+int open_model(const char *dir, int device, int dtype, bosch_torch_model **out,
+               std::string &msg) {
+    return open_model(dir, device, nullptr, dtype, out, msg);
 }
 
 int run_forward(bosch_torch_model *m, const int32_t *tokens, size_t batch, size_t len,
@@ -235,6 +272,19 @@ int read_task(const char *path, bosch_torch_task **out, std::string &msg) {
         t->task = load_jsonl(path);
         *out = t.release();
     });
+}
+
+int dtype_enum(torch::ScalarType t) {
+    switch (t) {
+    case torch::kFloat32:
+        return BOSCH_TORCH_DTYPE_F32;
+    case torch::kBFloat16:
+        return BOSCH_TORCH_DTYPE_BF16;
+    case torch::kFloat16:
+        return BOSCH_TORCH_DTYPE_F16;
+    default:
+        return BOSCH_TORCH_DTYPE_AUTO;
+    }
 }
 
 int niah_task(const NiahParams &p, bosch_torch_task **out, std::string &msg) {
@@ -332,6 +382,47 @@ BOSCH_TORCH_API bosch_torch_model *bosch_torch_model_open(const char *dir, int d
     return m;
 }
 
+BOSCH_TORCH_API bosch_torch_model *bosch_torch_model_open_device(const char *dir,
+                                                                 const char *device, int dtype) {
+    bosch_torch_model *m = nullptr;
+    std::string msg;
+    int st = device ? open_model(dir, 0, device, dtype, &m, msg)
+                    : (msg = "device must not be NULL", BOSCH_E_INVALID);
+    if (st != BOSCH_OK)
+        return create_fail("bosch_torch_model_open_device", st, msg.c_str());
+    return m;
+}
+
+BOSCH_TORCH_API int bosch_torch_model_memory(const bosch_torch_model *m, uint64_t *param_bytes,
+                                             int *dtype) {
+    if (!m || !m->model)
+        return BOSCH_E_INVALID;
+    if (param_bytes)
+        *param_bytes = uint64_t(m->model->param_bytes());
+    if (dtype)
+        *dtype = dtype_enum(m->model->dtype());
+    return BOSCH_OK;
+}
+
+BOSCH_TORCH_API const char *bosch_torch_model_device(const bosch_torch_model *m) {
+    return m && m->model ? m->model->device_name().c_str() : "";
+}
+
+BOSCH_TORCH_API const char *bosch_torch_dtype_name(int dtype) {
+    switch (dtype) {
+    case BOSCH_TORCH_DTYPE_AUTO:
+        return "auto";
+    case BOSCH_TORCH_DTYPE_F32:
+        return "f32";
+    case BOSCH_TORCH_DTYPE_BF16:
+        return "bf16";
+    case BOSCH_TORCH_DTYPE_F16:
+        return "f16";
+    default:
+        return nullptr;
+    }
+}
+
 BOSCH_TORCH_API void bosch_torch_model_free(bosch_torch_model *m) {
     try {
         delete m;
@@ -421,6 +512,30 @@ BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_create_niah(
     return t;
 }
 
+BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_create_niah_ids(
+    const int32_t *filler, size_t n_filler, int32_t key_marker, int32_t value_marker,
+    int32_t query_marker, uint32_t context, uint32_t samples, uint32_t needles, uint32_t key_len,
+    uint32_t value_len, double depth_min, double depth_max, uint64_t seed) {
+    bosch_torch_task *t = nullptr;
+    std::string msg;
+    int st = guarded(msg, [&] {
+        if (!filler || n_filler == 0)
+            invalid("filler must not be NULL or empty");
+        NiahParams p = niah_params(0, context, samples, needles, key_len, value_len, depth_min,
+                                   depth_max, seed);
+        p.filler.assign(filler, filler + n_filler);
+        p.key_marker = key_marker;
+        p.value_marker = value_marker;
+        p.query_marker = query_marker;
+        std::unique_ptr<bosch_torch_task> h(new bosch_torch_task);
+        h->task = make_niah(p);
+        t = h.release();
+    });
+    if (st != BOSCH_OK)
+        return create_fail("bosch_torch_task_create_niah_ids", st, msg.c_str());
+    return t;
+}
+
 BOSCH_TORCH_API int bosch_torch_task_write_jsonl(const bosch_torch_task *t, const char *path) {
     std::string msg;
     return guarded(msg, [&] {
@@ -435,7 +550,15 @@ BOSCH_TORCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t) {
 }
 
 BOSCH_TORCH_API size_t bosch_torch_task_prompt_len(const bosch_torch_task *t) {
-    return t && !t->task.samples.empty() ? t->task.samples[0].prompt.size() : 0;
+    size_t n = 0;
+    if (t)
+        for (const Sample &s : t->task.samples)
+            n = std::max(n, s.prompt.size());
+    return n;
+}
+
+BOSCH_TORCH_API size_t bosch_torch_task_prompt_len_of(const bosch_torch_task *t, size_t i) {
+    return t && i < t->task.samples.size() ? t->task.samples[i].prompt.size() : 0;
 }
 
 BOSCH_TORCH_API void bosch_torch_task_free(bosch_torch_task *t) { delete t; }
@@ -477,6 +600,21 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e,
     }
     e->ev->set_batch(candidates);
     return BOSCH_OK;
+}
+
+BOSCH_TORCH_API int bosch_torch_evaluator_set_buckets(bosch_torch_evaluator *e,
+                                                      uint32_t buckets) {
+    if (!e || !e->ev)
+        return BOSCH_E_INVALID;
+    std::lock_guard<std::mutex> lock(e->model->model->mutex);
+    std::string msg;
+    int st = guarded(msg, [&] {
+        torch::InferenceMode guard;
+        e->ev->set_buckets(buckets);
+    });
+    if (st != BOSCH_OK)
+        e->ev->last_error = msg;
+    return st;
 }
 
 BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on) {

@@ -62,9 +62,27 @@ struct Rng {
 // Random draws per sample, in order: the needles' keys then values, the
 // depths, the filler tokens, the queried needle.
 Task make_niah(const NiahParams &p) {
-    const uint32_t KEY = 0, VAL = 1, QRY = 2;
-    if (p.vocab < 4 || p.vocab > uint32_t(INT32_MAX))
+    const bool ids = !p.filler.empty();
+    const int32_t KEY = ids ? p.key_marker : 0, VAL = ids ? p.value_marker : 1,
+                  QRY = ids ? p.query_marker : 2;
+    if (ids) {
+        if (KEY < 0 || VAL < 0 || QRY < 0)
+            invalid("niah: marker ids must not be negative");
+        if (KEY == VAL || KEY == QRY || VAL == QRY)
+            invalid("niah: the three marker ids must differ");
+        std::vector<int32_t> sorted(p.filler);
+        std::sort(sorted.begin(), sorted.end());
+        if (sorted.front() < 0)
+            invalid("niah: filler id " + std::to_string(sorted.front()) + " is negative");
+        for (size_t i = 1; i < sorted.size(); i++)
+            if (sorted[i] == sorted[i - 1])
+                invalid("niah: filler id " + std::to_string(sorted[i]) + " is listed twice");
+        for (int32_t m : {KEY, VAL, QRY})
+            if (std::binary_search(sorted.begin(), sorted.end(), m))
+                invalid("niah: marker id " + std::to_string(m) + " is also a filler id");
+    } else if (p.vocab < 4 || p.vocab > uint32_t(INT32_MAX)) {
         invalid("niah: vocab must be in [4, 2^31-1] (ids 0..2 are markers, fillers need more)");
+    }
     if (p.samples == 0 || p.needles == 0 || p.key_len == 0 || p.value_len == 0)
         invalid("niah: samples, needles, key_len and value_len must be positive");
     if (!(p.depth_min >= 0.0) || !(p.depth_max <= 1.0) || !(p.depth_min <= p.depth_max))
@@ -79,19 +97,23 @@ Task make_niah(const NiahParams &p) {
     if (uint64_t(p.context) > kMaxTokens ||
         uint64_t(p.context) * uint64_t(p.samples) > kMaxTaskTokens)
         invalid("niah: task too large");
-    // Distinct keys need (vocab - 3)^key_len >= needles.
+    // Random tokens: uniform over the filler list, or over [3, vocab).
+    const uint64_t alphabet = ids ? uint64_t(p.filler.size()) : uint64_t(p.vocab) - 3;
+    // Distinct keys need alphabet^key_len >= needles.
     {
-        const uint64_t alphabet = uint64_t(p.vocab) - 3;
         uint64_t combos = 1;
         for (uint32_t i = 0; i < p.key_len && combos < p.needles; i++)
             combos *= alphabet;
         if (combos < p.needles)
             invalid("niah: not enough distinct keys for " + std::to_string(p.needles) +
-                    " needles (vocab - 3)^key_len");
+                    (ids ? " needles (filler ids^key_len)" : " needles (vocab - 3)^key_len"));
     }
     const uint64_t filler = p.context - fixed;
-    const uint64_t alphabet = uint64_t(p.vocab) - 3;
     Rng rng(p.seed);
+    auto draw = [&]() {
+        const uint64_t r = rng.below(alphabet);
+        return ids ? p.filler[size_t(r)] : int32_t(3 + r);
+    };
     Task t;
     t.samples.resize(p.samples);
     for (uint32_t s = 0; s < p.samples; s++) {
@@ -101,13 +123,13 @@ Task make_niah(const NiahParams &p) {
             do {
                 keys[n].assign(p.key_len, 0);
                 for (auto &k : keys[n])
-                    k = int32_t(3 + rng.below(alphabet));
+                    k = draw();
             } while (!seen.insert(keys[n]).second);
         }
         for (uint32_t n = 0; n < p.needles; n++) {
             values[n].assign(p.value_len, 0);
             for (auto &v : values[n])
-                v = int32_t(3 + rng.below(alphabet));
+                v = draw();
         }
         std::vector<uint64_t> at(p.needles);
         for (uint32_t n = 0; n < p.needles; n++) {
@@ -125,18 +147,18 @@ Task make_niah(const NiahParams &p) {
         for (uint64_t f = 0; f <= filler; f++) {
             while (next < order.size() && at[order[next]] == f) {
                 uint32_t n = order[next++];
-                prompt.push_back(int32_t(KEY));
+                prompt.push_back(KEY);
                 prompt.insert(prompt.end(), keys[n].begin(), keys[n].end());
-                prompt.push_back(int32_t(VAL));
+                prompt.push_back(VAL);
                 prompt.insert(prompt.end(), values[n].begin(), values[n].end());
             }
             if (f < filler)
-                prompt.push_back(int32_t(3 + rng.below(alphabet)));
+                prompt.push_back(draw());
         }
         const uint32_t q = uint32_t(rng.below(p.needles));
-        prompt.push_back(int32_t(QRY));
+        prompt.push_back(QRY);
         prompt.insert(prompt.end(), keys[q].begin(), keys[q].end());
-        prompt.push_back(int32_t(VAL));
+        prompt.push_back(VAL);
         t.samples[s].answer = values[q];
         if (prompt.size() != p.context)
             throw Failure(BOSCH_E_STATE, "niah: internal error (prompt length)");
@@ -239,11 +261,6 @@ Task load_jsonl(const std::string &path) {
         Sample s;
         s.prompt = token_array(root.get(), "prompt", where);
         s.answer = token_array(root.get(), "answer", where);
-        if (!t.samples.empty() && s.prompt.size() != t.samples[0].prompt.size())
-            invalid(where + ": prompt has " + std::to_string(s.prompt.size()) +
-                    " tokens, the first sample's has " +
-                    std::to_string(t.samples[0].prompt.size()) +
-                    " (all prompts of a task must have the same length)");
         total += s.prompt.size() + s.answer.size();
         if (total > kMaxTaskTokens)
             invalid(where + ": task too large");

@@ -32,6 +32,9 @@ if [ "$MODE" = basic ]; then
     expect 2 "exclude each other" "$BOSCH" search --niah --task t.jsonl
     expect 2 "bad value 'foo' for --kind" "$BOSCH" baseline --kind foo
     expect 2 "bad value 'foo' for --metric" "$BOSCH" eval --metric foo
+    expect 2 "bad value 'gpu' for --device" "$BOSCH" search --device gpu
+    expect 2 "bad value 'cuda:x' for --device" "$BOSCH" eval --device cuda:x
+    expect 2 "bad value 'f64' for --dtype" "$BOSCH" search --dtype f64
     expect 2 "which mask" "$BOSCH" show
     expect 2 "unexpected argument" "$BOSCH" show a.json b.json
     # a separate option set per command, and its own help
@@ -147,7 +150,23 @@ um=$(tr -d ' \n' <"$T/a.json" | sed -n 's/.*"unit_mask":"\([01]*\)".*/\1/p')
 grep -q '"unit_mask"' "$T/a.json" || fail "json: no unit_mask"
 grep -q '<svg' "$T/a.svg" || fail "svg"
 expect 0 "score " "$BOSCH" eval --mask "$T/a.json" $COMMON --seed 5
+grep -q "f32 on cpu, [0-9.]* MiB of parameters" "$T/out" || fail "eval: no dtype/device/memory line"
 grep -q "window 16, sink 4" "$T/out" || fail "eval: window/sink not taken from the mask file"
+# --dtype bf16: the weights held in bf16, half the f32 parameter memory
+expect 0 "f32 on cpu" "$BOSCH" search $COMMON --budget 12 --out "$T/f32"
+f32_mib=$(sed -n 's/.*f32 on cpu, \([0-9.]*\) MiB.*/\1/p' "$T/out")
+expect 0 "bf16 on cpu" "$BOSCH" search $COMMON --dtype bf16 --budget 12 --out "$T/bf"
+bf_mib=$(sed -n 's/.*bf16 on cpu, \([0-9.]*\) MiB.*/\1/p' "$T/out")
+awk -v a="$f32_mib" -v b="$bf_mib" 'BEGIN { exit !(a > 0 && b > 0 && b < 0.6 * a) }' ||
+    fail "bf16: $bf_mib MiB of parameters against $f32_mib MiB in f32"
+tr -d ' \n' <"$T/bf.json" | grep -q '"dtype":"bf16"' || fail "search: dtype not recorded"
+expect 2 "bad value 'gpu' for --device" "$BOSCH" search $COMMON --device gpu
+# a CUDA device that is not there: the backend names it
+if ! "$BOSCH" search $COMMON --device cuda:7 --budget 12 --out "$T/cu" >"$T/out" 2>&1; then
+    grep -q "cuda:7 requested but" "$T/out" || { cat "$T/out" >&2; fail "--device cuda:7: no clear error"; }
+else
+    fail "--device cuda:7 succeeded"
+fi
 expect 0 "layer  units" "$BOSCH" show "$T/a.json"
 # shape mismatch: a 3x4 mask against the 4x2 model
 cat >"$T/m.json" <<'JSON'

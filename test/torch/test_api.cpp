@@ -104,11 +104,11 @@ static void test_create_status(const std::string &dir) {
 
     // A bad task file: the line number.
     const std::string task = g_tmp + "/bad.jsonl";
-    write_file(task, "{\"prompt\":[1,2,3],\"answer\":[4]}\n{\"prompt\":[1,2],\"answer\":[4]}\n");
+    write_file(task, "{\"prompt\":[1,2,3],\"answer\":[4]}\n{\"prompt\":[1,2],\"answer\":-4}\n");
     EXPECT(bosch_torch_task_read_jsonl(task.c_str()) == nullptr);
     EXPECT(bosch_torch_create_status() == BOSCH_E_INVALID);
     EXPECT(std::strstr(create_reason("bosch_torch_task_read_jsonl").c_str(),
-                       ":2: prompt has 2 tokens"));
+                       ":2: \"answer\" must be an array"));
     write_file(task, "{\"prompt\":[1,2,3],\"answer\":[4]\n");
     EXPECT(bosch_torch_task_read_jsonl(task.c_str()) == nullptr);
     EXPECT(std::strstr(bosch_torch_create_error(), ":1: bad JSON"));

@@ -9,6 +9,7 @@
 #include "bosch/optimizer.h"
 #include "bosch/torch.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -540,6 +541,244 @@ static void test_evaluator(bosch_torch_model *m) {
     bosch_torch_task_free(task);
 }
 
+// Scores of one evaluator configuration on `task` (n masks of U units).
+static std::vector<double> eval_scores(bosch_torch_model *m, bosch_torch_task *task, int metric,
+                                       uint32_t buckets, bool cache, uint32_t batch,
+                                       const std::vector<uint8_t> &masks, size_t U) {
+    const size_t n = masks.size() / U;
+    std::vector<double> out(n, std::nan(""));
+    bosch_torch_evaluator *e = bosch_torch_evaluator_open(m, task, 3, 1, metric);
+    EXPECT(e != nullptr);
+    if (!e)
+        return out;
+    EXPECT(bosch_torch_evaluator_set_buckets(e, buckets) == BOSCH_OK);
+    EXPECT(bosch_torch_evaluator_set_prefix_cache(e, cache) == BOSCH_OK);
+    EXPECT(bosch_torch_evaluator_set_batch(e, batch) == BOSCH_OK);
+    EXPECT(bosch_torch_batch_eval(masks.data(), n, U, out.data(), e) == BOSCH_OK);
+    if (cache) // a second call runs from the warm cache
+        EXPECT(bosch_torch_batch_eval(masks.data(), n, U, out.data(), e) == BOSCH_OK);
+    bosch_torch_evaluator_free(e);
+    return out;
+}
+
+// Prompts of different lengths: the task's score is the mean of each sample
+// scored alone as a one-sample task, for both metrics, every bucket setting,
+// with and without the prefix cache.
+static void test_mixed_lengths(bosch_torch_model *m) {
+    const size_t U = 6;
+    const size_t lens[] = {9, 16, 12, 21, 9, 14, 5};
+    bosch_torch_task *task = new bosch_torch_task;
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        Sample s;
+        s.prompt = random_tokens(lens[i], 50, 300 + uint32_t(i));
+        size_t alen = 1 + i % 3;
+        s.answer = i % 2 ? greedy(m, s.prompt, alen) : random_tokens(alen, 50, 400 + uint32_t(i));
+        task->task.samples.push_back(s);
+    }
+    const size_t M = task->task.samples.size();
+    EXPECT(bosch_torch_task_prompt_len(task) == 21);
+    EXPECT(bosch_torch_task_prompt_len_of(task, 0) == 9);
+    EXPECT(bosch_torch_task_prompt_len_of(task, 6) == 5);
+    EXPECT(bosch_torch_task_prompt_len_of(task, 7) == 0);
+    std::vector<uint8_t> masks = {
+        0, 0, 0, 0, 0, 0, //
+        1, 1, 1, 1, 1, 1, //
+        0, 0, 0, 0, 0, 1, //
+        0, 0, 1, 0, 0, 0, //
+        0, 1, 0, 0, 1, 1, //
+    };
+    const size_t n = masks.size() / U;
+    for (int metric : {BOSCH_TORCH_METRIC_LOGPROB, BOSCH_TORCH_METRIC_EXACT}) {
+        // Reference: each sample alone (a one-sample task, one bucket, no cache).
+        std::vector<double> want(n, 0.0);
+        for (size_t i = 0; i < M; i++) {
+            bosch_torch_task one;
+            one.task.samples.push_back(task->task.samples[i]);
+            std::vector<double> si = eval_scores(m, &one, metric, 1, false, 1, masks, U);
+            for (size_t c = 0; c < n; c++)
+                want[c] += si[c] / double(M);
+        }
+        // And against plain forwards of each sample.
+        for (size_t c = 0; c < n; c++) {
+            double lp, ex;
+            manual_scores(m, task->task, masks.data() + c * U, 3, 1, &lp, &ex);
+            EXPECT(std::fabs(want[c] - (metric == BOSCH_TORCH_METRIC_LOGPROB ? lp : ex)) < 1e-5);
+        }
+        double worst = 0;
+        for (uint32_t buckets : {1u, 2u, 3u, 0u, 100u})
+            for (bool cache : {false, true})
+                for (uint32_t batch : {1u, 4u}) {
+                    std::vector<double> got =
+                        eval_scores(m, task, metric, buckets, cache, batch, masks, U);
+                    for (size_t c = 0; c < n; c++) {
+                        const double d = std::fabs(got[c] - want[c]);
+                        worst = std::max(worst, std::isnan(d) ? 1e9 : d);
+                        if (!(d < 1e-5))
+                            std::fprintf(stderr,
+                                         "mixed lengths: metric %d buckets %u cache %d batch %u "
+                                         "mask %zu: %.8f, alone %.8f\n",
+                                         metric, buckets, int(cache), batch, c, got[c], want[c]);
+                    }
+                }
+        std::printf("mixed lengths, metric %d: max |task - mean of samples alone| %.3g\n", metric,
+                    worst);
+        EXPECT(worst < 1e-5);
+    }
+    // Bucket shapes: 1 = everything padded to the longest sequence;
+    // the default separates these 6 distinct lengths; 2 minimises padding.
+    bosch_torch_evaluator *e = bosch_torch_evaluator_open(m, task, 3, 1, 0);
+    EXPECT(e != nullptr);
+    if (e) {
+        auto total = [&]() {
+            int64_t rows = 0, padded = 0;
+            for (auto &b : e->ev->bucket_shapes()) {
+                rows += b.first;
+                padded += b.first * b.second;
+            }
+            EXPECT(rows == int64_t(M));
+            return padded;
+        };
+        EXPECT(bosch_torch_evaluator_set_buckets(e, 1) == BOSCH_OK);
+        EXPECT(e->ev->bucket_shapes().size() == 1);
+        EXPECT(e->ev->bucket_shapes()[0].second == 21); // the longest prompt + answer - 1
+        const int64_t pad1 = total();
+        EXPECT(bosch_torch_evaluator_set_buckets(e, 0) == BOSCH_OK);
+        // sequence lengths 9,17,14,21,10,16,5: seven distinct, at most 8 buckets
+        EXPECT(e->ev->bucket_shapes().size() == 7);
+        EXPECT(bosch_torch_evaluator_set_buckets(e, 2) == BOSCH_OK);
+        EXPECT(e->ev->bucket_shapes().size() == 2);
+        const int64_t pad2 = total();
+        EXPECT(pad2 < pad1);
+        bosch_torch_evaluator_free(e);
+    }
+    // One length: one bucket whatever the setting.
+    bosch_torch_task *same = nullptr;
+    EXPECT_ST(created(same = bosch_torch_task_create_niah(50, 32, 4, 1, 2, 2, 0.0, 1.0, 5)),
+              BOSCH_OK);
+    if (same && (e = bosch_torch_evaluator_open(m, same, 3, 1, 0))) {
+        EXPECT(e->ev->bucket_shapes().size() == 1);
+        bosch_torch_evaluator_free(e);
+    }
+    bosch_torch_task_free(same);
+    bosch_torch_task_free(task);
+}
+
+// Weights held in the requested dtype, the memory reported, devices by name.
+static void test_memory_and_devices(const std::string &dir) {
+    bosch_torch_model *mf = nullptr, *mb = nullptr, *m = nullptr;
+    EXPECT_ST(created(mf = bosch_torch_model_open_device(dir.c_str(), "cpu", BOSCH_TORCH_DTYPE_F32)),
+              BOSCH_OK);
+    EXPECT_ST(created(mb = bosch_torch_model_open_device(dir.c_str(), "auto",
+                                                         BOSCH_TORCH_DTYPE_BF16)),
+              BOSCH_OK);
+    if (mf && mb) {
+        uint64_t bf = 0, bb = 0;
+        int df = -1, db = -1;
+        EXPECT(bosch_torch_model_memory(mf, &bf, &df) == BOSCH_OK);
+        EXPECT(bosch_torch_model_memory(mb, &bb, &db) == BOSCH_OK);
+        EXPECT(df == BOSCH_TORCH_DTYPE_F32 && db == BOSCH_TORCH_DTYPE_BF16);
+        // gqa_spec: every parameter counted once.
+        const TinySpec sp = gqa_spec();
+        const uint64_t q = uint64_t(sp.heads) * sp.head_dim, kv = uint64_t(sp.kv_heads) * sp.head_dim;
+        uint64_t per_layer = 2 * sp.hidden + q * sp.hidden * 2 + kv * sp.hidden * 2 +
+                             2 * uint64_t(sp.head_dim) + 3 * uint64_t(sp.intermediate) * sp.hidden;
+        uint64_t params = uint64_t(sp.vocab) * sp.hidden * (sp.tie ? 1 : 2) + sp.hidden +
+                          per_layer * uint64_t(sp.layers);
+        EXPECT(bf == params * 4);
+        EXPECT(bb == params * 2);
+        // No f32 copy behind the bf16 weights.
+        EXPECT(mb->model->layer(0).q_proj.scalar_type() == torch::kBFloat16);
+        EXPECT(mb->model->lm_head_weight().scalar_type() == torch::kBFloat16);
+        EXPECT(std::strcmp(bosch_torch_model_device(mf), "cpu") == 0);
+        EXPECT(std::strcmp(bosch_torch_dtype_name(db), "bf16") == 0);
+    }
+    EXPECT(bosch_torch_model_memory(nullptr, nullptr, nullptr) == BOSCH_E_INVALID);
+    EXPECT(bosch_torch_dtype_name(7) == nullptr);
+    EXPECT(std::strcmp(bosch_torch_model_device(nullptr), "") == 0);
+    bosch_torch_model_free(mf);
+    bosch_torch_model_free(mb);
+    for (const char *bad : {"gpu", "cuda:", "cuda:x", "cuda:-1", "cuda:12345", "CPU", ""}) {
+        EXPECT_ST(created(m = bosch_torch_model_open_device(dir.c_str(), bad, 0)),
+                  BOSCH_E_INVALID);
+        EXPECT_MSG("is not auto, cpu, cuda or cuda:N");
+        EXPECT(m == nullptr);
+    }
+    EXPECT_ST(created(m = bosch_torch_model_open_device(dir.c_str(), nullptr, 0)), BOSCH_E_INVALID);
+    EXPECT_MSG("bosch_torch_model_open_device: device must not be NULL");
+    if (!bosch_torch_cuda_available())
+        for (const char *cuda : {"cuda", "cuda:0", "cuda:3"}) {
+            EXPECT_ST(created(m = bosch_torch_model_open_device(dir.c_str(), cuda, 0)),
+                      BOSCH_E_INVALID);
+            EXPECT_MSG("not available");
+        }
+}
+
+// The NIAH over a list of vocabulary rows.
+static void test_niah_ids() {
+    const uint32_t V = 40, ctx = 64;
+    // The list {3..V-1} with markers 0, 1, 2 is the classic task exactly.
+    std::vector<int32_t> all;
+    for (int32_t i = 3; i < int32_t(V); i++)
+        all.push_back(i);
+    bosch_torch_task *a = nullptr, *b = nullptr, *c = nullptr;
+    EXPECT_ST(created(a = bosch_torch_task_create_niah(V, ctx, 4, 2, 2, 3, 0.0, 1.0, 9)), BOSCH_OK);
+    EXPECT_ST(created(b = bosch_torch_task_create_niah_ids(all.data(), all.size(), 0, 1, 2, ctx, 4,
+                                                           2, 2, 3, 0.0, 1.0, 9)),
+              BOSCH_OK);
+    if (a && b)
+        for (size_t i = 0; i < 4; i++) {
+            EXPECT(a->task.samples[i].prompt == b->task.samples[i].prompt);
+            EXPECT(a->task.samples[i].answer == b->task.samples[i].answer);
+        }
+    // A sparse list and other markers: only those ids occur.
+    std::vector<int32_t> some = {7, 11, 12, 30, 31, 38};
+    EXPECT_ST(created(c = bosch_torch_task_create_niah_ids(some.data(), some.size(), 20, 21, 22,
+                                                           ctx, 4, 2, 2, 3, 0.0, 1.0, 9)),
+              BOSCH_OK);
+    if (c) {
+        size_t markers = 0;
+        bool only = true;
+        for (const Sample &s : c->task.samples) {
+            for (int32_t t : s.prompt) {
+                const bool mk = t == 20 || t == 21 || t == 22;
+                markers += mk;
+                only = only && (mk || std::count(some.begin(), some.end(), t) == 1);
+            }
+            for (int32_t t : s.answer)
+                only = only && std::count(some.begin(), some.end(), t) == 1;
+            EXPECT(s.prompt[s.prompt.size() - 1] == 21 && s.prompt[s.prompt.size() - 4] == 22);
+        }
+        EXPECT(only);
+        EXPECT(markers == 4 * (2 * 2 + 2)); // per sample: 2 needles (KEY, VAL) + QRY, VAL
+    }
+    bosch_torch_task_free(a);
+    bosch_torch_task_free(b);
+    bosch_torch_task_free(c);
+    bosch_torch_task *t = nullptr;
+    struct {
+        std::vector<int32_t> filler;
+        int32_t k, v, q;
+        const char *word;
+    } bad[] = {
+        {{}, 0, 1, 2, "filler must not be NULL or empty"},
+        {{5, 6, 5}, 0, 1, 2, "filler id 5 is listed twice"},
+        {{5, 6, -1}, 0, 1, 2, "filler id -1 is negative"},
+        {{5, 6, 7}, 6, 1, 2, "marker id 6 is also a filler id"},
+        {{5, 6, 7}, 1, 1, 2, "marker ids must differ"},
+        {{5, 6, 7}, -3, 1, 2, "must not be negative"},
+        {{5}, 0, 1, 2, "not enough distinct keys"},
+    };
+    for (auto &c2 : bad) {
+        EXPECT_ST(created(t = bosch_torch_task_create_niah_ids(
+                              c2.filler.empty() ? nullptr : c2.filler.data(), c2.filler.size(),
+                              c2.k, c2.v, c2.q, ctx, 2, 3, 1, 1, 0.0, 1.0, 1)),
+                  BOSCH_E_INVALID);
+        EXPECT_MSG(c2.word);
+        EXPECT_MSG("bosch_torch_task_create_niah_ids: ");
+        EXPECT(t == nullptr);
+    }
+}
+
 // The evaluator as the optimizer's batch evaluator. Answers are the model's
 // own greedy continuations under full attention, so that full attention
 // scores above all-SWA (the anchors) and the whole search runs.
@@ -696,7 +935,7 @@ static void test_jsonl_errors() {
         {"\n  {\"prompt\":[1,2],\"answer\":[4]}  \r\n\n", BOSCH_OK, nullptr},
         {"{\"prompt\":[1,2],\"answer\":[4],\"id\":\"x\"}\n", BOSCH_OK, nullptr},
         {"{\"prompt\":[1,2,3],\"answer\":[4]}\n{\"prompt\":[1,2],\"answer\":[4]}\n",
-         BOSCH_E_INVALID, ":2: prompt has 2 tokens"},
+         BOSCH_OK, nullptr}, // prompts of different lengths
         {"{\"prompt\":[1,2,3],\"answer\":[4]\n", BOSCH_E_INVALID, ":1: bad JSON"},
         {"{\"prompt\":[1,2,3],\"answer\":[4]} x\n", BOSCH_E_INVALID, "bad JSON"},
         {"{\"prompt\":[1,2.5],\"answer\":[4]}\n", BOSCH_E_INVALID, "not an integer"},
@@ -753,12 +992,15 @@ int main() {
             test_window_covering_is_full(m);
             test_batched_equals_sequential(m);
             test_evaluator(m);
+            test_mixed_lengths(m);
             test_optimizer(m);
         }
         bosch_torch_model_free(m);
         test_unit_locality(dir);
         test_gqa_mapping(gqa_spec());
         test_niah();
+        test_niah_ids();
+        test_memory_and_devices(dir);
         test_jsonl_errors();
     } catch (const std::exception &e) {
         std::fprintf(stderr, "exception: %s\n", e.what());
