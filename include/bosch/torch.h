@@ -245,9 +245,9 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e,
  *   n>=2  at most n buckets of consecutive lengths, chosen to minimise the
  *         padded tokens (fewer when that costs no padding; tasks of one
  *         length always use one); one forward per bucket
- *   0     the default, 8 buckets: faster than full padding on mixed lengths
- *         on the CPU (docs/torch.md, "Prompts of any length", bench_torch
- *         --buckets), the same on tasks of one length.
+ *   0     the default, 8 buckets (docs/torch.md, "Prompts of any length",
+ *         has the bench_buckets figures; on a shared CPU they did not
+ *         settle which policy is faster); one bucket on tasks of one length.
  * Drops the prefix cache (rebuilt on the next evaluation). BOSCH_OK, or
  * BOSCH_E_NOMEM / BOSCH_E_EVALUATOR with the message in
  * bosch_torch_evaluator_last_error(). */
