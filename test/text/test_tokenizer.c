@@ -239,6 +239,8 @@ START_TEST(malformed_json)
     memset(deep, '[', 200);
     memset(deep + 200, ']', 200);
     refused(deep, sizeof deep, "malformed JSON");
+    /* a huge file is refused before it is read */
+    refused("{}", (size_t)1 << 40, "bytes of JSON (at most");
 }
 END_TEST
 
