@@ -81,6 +81,42 @@ START_TEST(encode_merges_by_rank)
 }
 END_TEST
 
+START_TEST(encode_long_text)
+{
+    /* long input goes through the per-call word cache: same ids */
+    bosch_tokenizer *t = good();
+    char s[4 * 600 + 1];
+    int32_t want[2 * 600];
+    for (int i = 0; i < 600; i++) {
+        memcpy(s + 4 * i, i % 2 ? " abc" : " ab ", 4);
+        if (i % 2) { /* the second Ġ of "  ", then abc */
+            want[2 * i] = 3;
+            want[2 * i + 1] = 5;
+        } else {
+            want[2 * i] = 3; /* " ab": Ġ a b -> Ġ ab (no merge makes Ġab) */
+            want[2 * i + 1] = 4;
+        }
+    }
+    s[sizeof s - 1] = '\0';
+    int32_t *ids;
+    size_t n;
+    ck_assert_int_eq(bosch_tokenizer_encode(t, s, strlen(s), 0, &ids, &n), BOSCH_OK);
+    /* " ab" + " abc" splits as " ab", "  ", "abc": Ġ ab, Ġ Ġ, abc, i.e. the
+     * pairs above with one more Ġ between them */
+    size_t k = 0;
+    for (int i = 0; i < 600; i++) {
+        ck_assert_uint_lt(k + 1, n + 1);
+        ck_assert_int_eq(ids[k++], want[2 * i]);
+        ck_assert_int_eq(ids[k++], want[2 * i + 1]);
+        if (i % 2 == 0 && i + 1 < 600)
+            ck_assert_int_eq(ids[k++], 3);
+    }
+    ck_assert_uint_eq(k, n);
+    bosch_text_free(ids);
+    bosch_tokenizer_free(t);
+}
+END_TEST
+
 START_TEST(encode_added_tokens)
 {
     bosch_tokenizer *t = good();
@@ -384,6 +420,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, encode_merges_by_rank);
     tcase_add_test(tc, encode_added_tokens);
+    tcase_add_test(tc, encode_long_text);
     tcase_add_test(tc, encode_edge_cases);
     tcase_add_test(tc, decode_and_lookups);
     tcase_add_test(tc, gpt2_byte_level_regex);
