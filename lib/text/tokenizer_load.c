@@ -213,7 +213,7 @@ static int load_merges(struct load *L, json_object *merges)
     return BOSCH_OK;
 }
 
-/* A string member that must equal one of the accepted values. */
+/* A string member that only may be null or "" (suffixes, prefixes). */
 static int check_null_or_empty(struct load *L, json_object *model, const char *key)
 {
     json_object *v = member(model, key);
@@ -250,8 +250,7 @@ static int load_model(struct load *L, json_object *model)
     if (check_null_or_empty(L, model, "continuing_subword_prefix") ||
         check_null_or_empty(L, model, "end_of_word_suffix"))
         return L->status;
-    json_object *unk = member(model, "unk_token");
-    if (unk)
+    if (member(model, "unk_token"))
         return FAIL(L, "model.unk_token: not supported (byte-level BPE needs none)");
     json_object *vocab = member(model, "vocab");
     if (!vocab)
