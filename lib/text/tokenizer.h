@@ -111,10 +111,11 @@ int tok_pretok_apply(const struct tok_pretok *p, struct tok_match_ctx *ctx, stru
 
 /* --- the tokenizer ----------------------------------------------------- */
 struct tok_added {
-    char *content;
+    char *content;  /* what is matched: a normalized token's normalized form */
     uint32_t len;
     int32_t id;
     unsigned char special, lstrip, rstrip, single_word, normalized;
+    unsigned char owned; /* content is its own copy (else the id's string) */
 };
 
 struct bosch_tokenizer {

@@ -256,7 +256,7 @@ static int load_added(struct tok_load *L, json_object *arr)
         t->kind[id] = special ? 3 : 2;
         *a = (struct tok_added){t->strs[id], (uint32_t)len, id, (unsigned char)special,
                                 (unsigned char)lstrip, (unsigned char)rstrip,
-                                (unsigned char)single, (unsigned char)normalized};
+                                (unsigned char)single, (unsigned char)normalized, 0};
         t->added_first[(unsigned char)s[0]] = 1;
         t->n_added++;
     }
@@ -289,6 +289,26 @@ static int load_all(struct tok_load *L, json_object *root)
     json_object *trunc = tok_member(root, "truncation"), *pad = tok_member(root, "padding");
     if (trunc || pad)
         return FAIL(L, "%s: not supported (must be null)", trunc ? "truncation" : "padding");
+    /* normalized added tokens are found in normalized text by their
+     * normalized form, as HF matches them */
+    for (size_t i = 0; i < t->n_added && t->n_norms; i++) {
+        struct tok_added *a = &t->added[i];
+        struct text_buf nb = {0};
+        if (!a->normalized)
+            continue;
+        if (tok_normalize(t->norms, t->n_norms, a->content, a->len, &nb)) {
+            text_buf_free(&nb);
+            return tok_fail(L, BOSCH_E_NOMEM, "out of memory");
+        }
+        if (nb.len && (nb.len != a->len || memcmp(nb.data, a->content, a->len))) {
+            a->content = nb.data;
+            a->len = (uint32_t)nb.len;
+            a->owned = 1;
+        } else {
+            text_buf_free(&nb);
+        }
+        t->added_first[(unsigned char)a->content[0]] = 1;
+    }
     for (int b = 0; b < 256; b++) {
         char u[4];
         size_t l = tok_utf8_put(u, tok_byte_to_cp((unsigned char)b));
@@ -406,6 +426,9 @@ BOSCH_TEXT_API void bosch_tokenizer_free(bosch_tokenizer *t)
     free(t->strs);
     free(t->lens);
     free(t->kind);
+    for (size_t i = 0; i < t->n_added; i++)
+        if (t->added[i].owned)
+            free(t->added[i].content);
     free(t->added);
     tok_strmap_free(&t->vocab);
     tok_strmap_free(&t->added_map);

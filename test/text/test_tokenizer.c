@@ -200,6 +200,21 @@ START_TEST(decode_and_lookups)
 }
 END_TEST
 
+START_TEST(normalized_added_token)
+{
+    /* content "e" + U+0301 (NFD), normalized: matched as NFC é in the
+     * normalized text, so NFD and NFC input both give its id */
+    const char *j = make_json(MODEL_OK, "[{\"id\":12,\"content\":\"e\\u0301\","
+                              "\"normalized\":true}]", "{\"type\":\"NFC\"}", PRE_OK,
+                              "{\"type\":\"ByteLevel\"}");
+    bosch_tokenizer *t = bosch_tokenizer_from_json(j, strlen(j));
+    ck_assert_msg(t, "%s", bosch_text_create_error());
+    IDS(t, "ae\xcc\x81", 0, 0, 12);
+    IDS(t, "a\xc3\xa9", 0, 0, 12);
+    bosch_tokenizer_free(t);
+}
+END_TEST
+
 START_TEST(gpt2_byte_level_regex)
 {
     /* ByteLevel with use_regex (GPT-2) and add_prefix_space, no Split */
@@ -423,6 +438,7 @@ int main(void)
     tcase_add_test(tc, encode_long_text);
     tcase_add_test(tc, encode_edge_cases);
     tcase_add_test(tc, decode_and_lookups);
+    tcase_add_test(tc, normalized_added_token);
     tcase_add_test(tc, gpt2_byte_level_regex);
     tcase_add_test(tc, threads_share_a_tokenizer);
     tcase_add_test(tc, malformed_json);
