@@ -225,6 +225,18 @@ START_TEST(gpt2_byte_level_regex)
     ck_assert_msg(t, "%s", bosch_text_create_error());
     IDS(t, "abc", 0, 3, 5); /* the prefix space */
     IDS(t, "ab abc", 0, 3, 4, 3, 5);
+    /* long enough that the prefix space moves the work buffer */
+    char s[2 + 3 * 999 + 1];
+    strcpy(s, "ab");
+    for (int i = 0; i < 999; i++)
+        strcat(s, " ab");
+    int32_t *ids;
+    size_t n;
+    ck_assert_int_eq(bosch_tokenizer_encode(t, s, strlen(s), 0, &ids, &n), BOSCH_OK);
+    ck_assert_uint_eq(n, 2000);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(ids[i], i % 2 ? 4 : 3);
+    bosch_text_free(ids);
     bosch_tokenizer_free(t);
 }
 END_TEST
