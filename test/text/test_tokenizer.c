@@ -346,17 +346,20 @@ START_TEST(huge_parts)
     /* a merges list far longer than the vocabulary could use */
     size_t n = 2000;
     char *m = malloc(n * 6 + 256);
+    ck_assert_ptr_nonnull(m);
     strcpy(m, "{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"ab\":2},\"merges\":[");
     for (size_t i = 0; i < n; i++)
         strcat(m, i ? ",\"a b\"" : "\"a b\"");
     strcat(m, "]}");
     const char *pre = PRE_OK;
     char *j = malloc(strlen(m) + 1024);
+    ck_assert_ptr_nonnull(j);
     sprintf(j, "{\"added_tokens\":[],\"normalizer\":null,\"pre_tokenizer\":%s,"
                "\"decoder\":{\"type\":\"ByteLevel\"},\"model\":%s}", pre, m);
     refused(j, strlen(j), "model.merges: 2000 merges for 3 vocabulary tokens");
     /* a token longer than any real one */
     char *big = malloc(10000);
+    ck_assert_ptr_nonnull(big);
     strcpy(big, "{\"type\":\"BPE\",\"vocab\":{\"");
     size_t l = strlen(big);
     memset(big + l, 'x', 5000);
@@ -364,6 +367,7 @@ START_TEST(huge_parts)
     sprintf(j, "{\"added_tokens\":[],\"pre_tokenizer\":%s,\"decoder\":{\"type\":\"ByteLevel\"},"
                "\"model\":", pre);
     char *j2 = malloc(strlen(j) + strlen(big) + 2);
+    ck_assert_ptr_nonnull(j2);
     sprintf(j2, "%s%s}", j, big);
     refused(j2, strlen(j2), "token of 5000 bytes");
     free(j2);
