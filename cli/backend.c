@@ -20,7 +20,93 @@ void backend_free(struct backend *b)
 {
     bosch_torch_evaluator_free(b->e);
     bosch_torch_task_free(b->t);
+    bosch_tokenizer_free(b->tok); /* after the task, which borrows it */
     bosch_torch_model_free(b->m);
+}
+
+/* Why the last libbosch-text creator failed, without its "function: ". */
+static const char *text_reason(void)
+{
+    const char *e = bosch_text_create_error();
+    const char *c = strstr(e, ": ");
+    return *e ? (c ? c + 2 : e) : bosch_strerror(bosch_text_create_status());
+}
+
+/* --tokenizer, else the model's tokenizer.json when there is one. A given
+ * file that cannot be read is an error; a missing default is not (the
+ * tasks that need a tokenizer say so). */
+static int open_tokenizer(const struct settings *s, struct backend *b)
+{
+    char path[4096];
+    const char *p = s->tokenizer;
+    if (!p) {
+        snprintf(path, sizeof path, "%s/tokenizer.json", b->dir);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            return 0;
+        fclose(f);
+        p = path;
+    }
+    if (!(b->tok = bosch_tokenizer_open(p))) {
+        errorf("tokenizer %s: %s", p, text_reason());
+        return EXIT_ERROR;
+    }
+    return 0;
+}
+
+int is_ruler_task(const char *task)
+{
+    return task && !strncmp(task, "ruler:", 6);
+}
+
+/* Whether a JSONL task file holds text: its first non-blank line has a
+ * "text" or "messages" key (the id format has "prompt"). */
+static int is_text_jsonl(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0; /* the id reader reports the file */
+    char line[65536];
+    int text = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strspn(line, " \t\r\n") == strlen(line))
+            continue;
+        text = (strstr(line, "\"text\"") || strstr(line, "\"messages\"")) && !strstr(line, "\"prompt\"");
+        break;
+    }
+    fclose(f);
+    return text;
+}
+
+/* A text task (RULER or JSONL) encoded with the tokenizer. */
+static bosch_torch_task *text_task(struct settings *s, struct backend *b)
+{
+    if (!b->tok) {
+        errorf("task %s: a text task needs a tokenizer: give --tokenizer FILE (the model "
+               "directory %s has no tokenizer.json)", s->task, b->dir);
+        return NULL;
+    }
+    bosch_text_task *tt;
+    if (is_ruler_task(s->task)) {
+        struct bosch_text_ruler_params p;
+        bosch_text_ruler_params_init(&p);
+        p.task = s->task + 6;
+        p.context = s->context;
+        p.samples = s->samples;
+        p.seed = s->seed;
+        tt = bosch_text_ruler_create(b->tok, &p);
+    } else {
+        tt = bosch_text_task_read_jsonl(s->task);
+    }
+    if (!tt) {
+        errorf("task %s: %s", s->task, text_reason());
+        return NULL;
+    }
+    bosch_torch_task *t = bosch_torch_task_from_text(tt, b->tok, 0);
+    bosch_text_task_free(tt);
+    if (!t)
+        errorf("task %s: %s", s->task, create_reason(bosch_torch_create_status()));
+    return t;
 }
 
 /* The lowest of bos_token_id, eos_token_id, pad_token_id (an id or a list
@@ -59,10 +145,25 @@ static long lowest_special_id(const char *dir)
  * (Qwen3: 151643; the rows above it are special or unused), or from
  * [3, vocab) as before when the config names none or its lowest special id
  * is below 5 (specials at the bottom leave no ordinary range under them).
- * Hook for libbosch-text: with a tokenizer, take the filler from its
- * ordinary tokens and real marker tokens here instead. */
+ * With a tokenizer, the filler is its ordinary tokens (no added or special
+ * token, no row past the vocabulary) below the model's vocabulary, and the
+ * markers stay 0, 1, 2 (real byte-level tokens: "!", "\"", "#" in Qwen3). */
 static bosch_torch_task *builtin_niah(const struct settings *s, const struct backend *b)
 {
+    if (b->tok) {
+        int32_t *filler = malloc((size_t)b->V * sizeof *filler);
+        if (!filler)
+            return NULL;
+        size_t n = 0;
+        for (uint32_t id = 3; id < b->V; id++)
+            if (bosch_tokenizer_is_ordinary(b->tok, (int32_t)id))
+                filler[n++] = (int32_t)id;
+        bosch_torch_task *t = bosch_torch_task_create_niah_ids(
+            filler, n, 0, 1, 2, s->context, s->samples, s->needles, s->key_len, s->value_len,
+            0.0, 1.0, s->seed);
+        free(filler);
+        return t;
+    }
     long low = lowest_special_id(b->dir);
     if (low < 0 || low > (long)b->V || low <= 4)
         return bosch_torch_task_create_niah(b->V, s->context, s->samples, s->needles, s->key_len,
@@ -87,6 +188,13 @@ const char *backend_describe(const struct backend *b)
 
 static int open_task(struct settings *s, struct backend *b)
 {
+    if (is_ruler_task(s->task) || (s->task && is_text_jsonl(s->task))) {
+        if (!(b->t = text_task(s, b)))
+            return EXIT_ERROR;
+        if (!is_ruler_task(s->task))
+            s->context = (unsigned)bosch_torch_task_prompt_len(b->t);
+        return 0;
+    }
     if (s->task)
         b->t = bosch_torch_task_read_jsonl(s->task);
     else
@@ -123,9 +231,11 @@ int backend_open(struct settings *s, struct backend *b)
     snprintf(b->desc, sizeof b->desc, "%s on %s, %.1f MiB of parameters",
              bosch_torch_dtype_name(held), bosch_torch_model_device(b->m),
              (double)bytes / (1024.0 * 1024.0));
-    if (open_task(s, b))
+    if (open_tokenizer(s, b) || open_task(s, b))
         return EXIT_ERROR;
-    int metric = !strcmp(s->metric, "logprob") ? BOSCH_TORCH_METRIC_LOGPROB : BOSCH_TORCH_METRIC_EXACT;
+    int metric = !strcmp(s->metric, "logprob") ? BOSCH_TORCH_METRIC_LOGPROB
+                 : !strcmp(s->metric, "match") ? BOSCH_TORCH_METRIC_MATCH
+                                               : BOSCH_TORCH_METRIC_EXACT;
     b->e = bosch_torch_evaluator_open(b->m, b->t, effective_window(s), s->sink, metric);
     if (!b->e) {
         errorf("evaluator: %s", create_reason(bosch_torch_create_status()));

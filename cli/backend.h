@@ -10,6 +10,7 @@
 
 struct backend {
     bosch_torch_model *m;
+    bosch_tokenizer *tok; /* --tokenizer, or the model's tokenizer.json; may be NULL */
     bosch_torch_task *t;
     bosch_torch_evaluator *e;
     uint32_t L, G, H, V;
@@ -17,12 +18,16 @@ struct backend {
     char desc[128]; /* "bf16 on cpu, 3.4 MiB of parameters" */
 };
 
-/* Loads s->model, the task (--task, or NIAH) and the evaluator (window,
- * sink, metric, batch, prefix cache). With a task file, s->context becomes
- * its prompt length (the context of the KV saving). 0, or EXIT_ERROR after
+/* Loads s->model, its tokenizer (--tokenizer, else DIR/tokenizer.json when
+ * present), the task (--task ruler:NAME or FILE, or NIAH) and the evaluator
+ * (window, sink, metric, batch, prefix cache). With a task file, s->context
+ * becomes its longest prompt (the context of the KV saving). 0, or EXIT_ERROR after
  * a message; backend_free() in both cases. */
 int backend_open(struct settings *s, struct backend *b);
 void backend_free(struct backend *b);
+
+/* Non-zero for a --task of the form ruler:NAME. */
+int is_ruler_task(const char *task);
 
 /* The model's dtype, device and parameter memory, for the commands' model line. */
 const char *backend_describe(const struct backend *b);

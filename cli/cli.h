@@ -26,6 +26,7 @@ struct settings {
     unsigned window, sink;
     int window_given, sink_given, metric_given;
     unsigned long long budget, seed;
+    int seed_given;
     unsigned threads, eval_batch, batch_size;
     int no_prefix_cache;
     const char *journal;

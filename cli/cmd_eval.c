@@ -31,7 +31,15 @@ static void take_mask_settings(struct settings *s, const bosch_selection *sel)
         s->metric = s->metric_buf;
         s->metric_given = 1;
     }
-    if (!s->task && ms.context) {
+    if (!s->task && *ms.ruler_task) {
+        /* The same RULER task on a held-out set: the next seed. */
+        snprintf(s->task_buf, sizeof s->task_buf, "%s", ms.ruler_task);
+        s->task = s->task_buf;
+        if (!s->context_given)
+            s->context = ms.context;
+        if (!s->seed_given)
+            s->seed = ms.ruler_seed + 1;
+    } else if (!s->task && ms.context) {
         s->niah = 1;
         if (!s->context_given)
             s->context = ms.context;
@@ -64,9 +72,12 @@ static int run_eval(struct settings *s, const bosch_selection *sel)
     double sc[3];
     if (score_masks(&b, masks, 3, sc))
         goto out;
-    printf("mask %s (%.63s), SWA ratio %.4f, task %s, metric %s, window %u, sink %u\n", s->mask,
-           shown_method(sel), bosch_selection_ratio(sel), s->task ? s->task : "niah", s->metric,
-           effective_window(s), s->sink);
+    char seed[48] = "";
+    if (is_ruler_task(s->task))
+        snprintf(seed, sizeof seed, " (seed %llu)", s->seed);
+    printf("mask %s (%.63s), SWA ratio %.4f, task %s%s, metric %s, window %u, sink %u\n",
+           s->mask, shown_method(sel), bosch_selection_ratio(sel), s->task ? s->task : "niah",
+           seed, s->metric, effective_window(s), s->sink);
     printf("score %.6g (full %.6g, all-SWA %.6g)", sc[0], sc[1], sc[2]);
     if (sc[1] > sc[2])
         printf(", normalised %.4f", (sc[0] - sc[2]) / (sc[1] - sc[2]));

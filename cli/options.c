@@ -45,13 +45,20 @@ static const struct cli_option options[] = {
      "--dtype T          auto|f32|bf16|f16 weights and compute (auto: bf16 on CUDA,\n"
      "                     f32 on the CPU)"},
     {"task", required_argument, O_TASK, MODEL_CMDS, SEC_MODEL,
-     "--task FILE        pre-tokenized JSONL task ({\"prompt\":[..],\"answer\":[..]})"},
+     "--task T           ruler:NAME (RULER's needle tasks as text, generated to\n"
+     "                     --context tokens: ruler:niah_single_1..3, niah_multikey_1..3,\n"
+     "                     niah_multivalue, niah_multiquery), or a JSONL file of\n"
+     "                     token ids ({\"prompt\":[..],\"answer\":[..]}) or of text\n"
+     "                     ({\"text\"|\"messages\":..,\"answers\":[..]})"},
+    {"tokenizer", required_argument, O_TOKENIZER, MODEL_CMDS | CMD_TOKENIZE, SEC_MODEL,
+     "--tokenizer FILE   a Hugging Face tokenizer.json (default: the model's, if any)"},
     {"niah", no_argument, O_NIAH, MODEL_CMDS, SEC_MODEL,
      "--niah             synthetic needle-in-a-haystack task (default when no --task)"},
     {"context", required_argument, O_CONTEXT, MODEL_CMDS, SEC_MODEL,
-     "--context N        NIAH context length, and context of the KV saving (1024)"},
+     "--context N        NIAH/RULER prompt length in tokens, and context of the KV\n"
+     "                     saving (1024)"},
     {"samples", required_argument, O_SAMPLES, MODEL_CMDS, SEC_MODEL,
-     "--samples N        NIAH samples (8)"},
+     "--samples N        NIAH/RULER samples (8)"},
     {"needles", required_argument, O_NEEDLES, MODEL_CMDS, SEC_MODEL,
      "--needles N        NIAH needles per prompt (1)"},
     {"key-len", required_argument, O_KEYLEN, MODEL_CMDS, SEC_MODEL,
@@ -61,9 +68,11 @@ static const struct cli_option options[] = {
      "--window W         sliding window (128; NIAH: at most context/4 unless given)"},
     {"sink", required_argument, O_SINK, MODEL_CMDS, SEC_MODEL, "--sink S           sink tokens (4)"},
     {"metric", required_argument, O_METRIC, MODEL_CMDS, SEC_MODEL,
-     "--metric M         exact|logprob (exact)"},
+     "--metric M         exact|logprob|match (exact; match: RULER's string match of\n"
+     "                     a greedy continuation, text tasks only)"},
     {"seed", required_argument, O_SEED, MODEL_CMDS, SEC_MODEL,
-     "--seed S           search seed and NIAH task seed (0)"},
+     "--seed S           search seed and NIAH/RULER task seed (0; eval of a RULER\n"
+     "                     mask: its seed + 1, a held-out set)"},
     {"eval-batch", required_argument, O_EVALBATCH, MODEL_CMDS, SEC_MODEL,
      "--eval-batch K     candidates per forward pass (8)"},
     {"no-prefix-cache", no_argument, O_NOCACHE, MODEL_CMDS, SEC_MODEL,
@@ -92,8 +101,6 @@ static const struct cli_option options[] = {
      "                     echo-induction|fisher (static head scores)"},
     {"mask", required_argument, O_MASK, CMD_EVAL | CMD_SHOW, SEC_MASK,
      "--mask FILE        the saved mask (PREFIX.json; show also takes it as argument)"},
-    {"tokenizer", required_argument, O_TOKENIZER, CMD_TOKENIZE, SEC_TOKENIZE,
-     "--tokenizer FILE   a Hugging Face tokenizer.json (byte-level BPE: Qwen2/Qwen3)"},
     {"decode", no_argument, O_DECODE, CMD_TOKENIZE, SEC_TOKENIZE,
      "--decode           read a JSON array of ids, print their text"},
     {"no-special", no_argument, O_NOSPECIAL, CMD_TOKENIZE, SEC_TOKENIZE,
@@ -198,11 +205,14 @@ static const char *apply_model_option(struct settings *s, int id, const char *ar
     case O_SINK:
         s->sink_given = 1;
         return parse_uint(arg, 0, 1u << 30, &s->sink) ? "--sink (>= 0)" : NULL;
-    case O_SEED: return parse_ull(arg, &s->seed) ? "--seed" : NULL;
+    case O_SEED:
+        s->seed_given = 1;
+        return parse_ull(arg, &s->seed) ? "--seed" : NULL;
     case O_METRIC:
         s->metric = arg;
         s->metric_given = 1;
-        return strcmp(arg, "exact") && strcmp(arg, "logprob") ? "--metric (exact|logprob)" : NULL;
+        return strcmp(arg, "exact") && strcmp(arg, "logprob") && strcmp(arg, "match")
+                   ? "--metric (exact|logprob|match)" : NULL;
     case O_DEVICE:
         s->device = arg;
         return device_known(arg) ? NULL : "--device (auto|cpu|cuda|cuda:N)";

@@ -16,12 +16,22 @@ char *path_with(const char *prefix, const char *suffix)
     return p;
 }
 
-/* The task part of the settings: the task file, or the NIAH parameters. */
+/* The task part of the settings: a RULER task and its parameters, the task
+ * file, or the NIAH parameters. */
 static int record_task(bosch_selection *sel, const struct settings *s)
 {
+    int rc = s->tokenizer ? bosch_selection_setting_set_string(sel, "tokenizer", s->tokenizer) : 0;
+    if (rc)
+        return rc;
+    if (s->task && !strncmp(s->task, "ruler:", 6)) {
+        rc = bosch_selection_setting_set_string(sel, "task", s->task);
+        rc = rc ? rc : bosch_selection_setting_set_int(sel, "ruler.context", s->context);
+        rc = rc ? rc : bosch_selection_setting_set_int(sel, "ruler.samples", s->samples);
+        return rc ? rc : bosch_selection_setting_set_int(sel, "ruler.seed", (int64_t)s->seed);
+    }
     if (s->task)
         return bosch_selection_setting_set_string(sel, "task", s->task);
-    int rc = bosch_selection_setting_set_int(sel, "niah.context", s->context);
+    rc = bosch_selection_setting_set_int(sel, "niah.context", s->context);
     rc = rc ? rc : bosch_selection_setting_set_int(sel, "niah.samples", s->samples);
     rc = rc ? rc : bosch_selection_setting_set_int(sel, "niah.needles", s->needles);
     rc = rc ? rc : bosch_selection_setting_set_int(sel, "niah.key_len", s->key_len);
@@ -157,8 +167,17 @@ void mask_settings(const bosch_selection *sel, struct mask_settings *ms)
         ms->sink = (unsigned)k;
         ms->have_sink = 1;
     }
-    if (m && (!strcmp(m, "exact") || !strcmp(m, "logprob")))
+    if (m && (!strcmp(m, "exact") || !strcmp(m, "logprob") || !strcmp(m, "match")))
         snprintf(ms->metric, sizeof ms->metric, "%s", m);
     if (!bosch_selection_setting_double(sel, "niah.context", &c) && c >= 8 && c <= (1 << 24))
         ms->context = (unsigned)c;
+    const char *t = bosch_selection_setting_string(sel, "task");
+    double sd;
+    if (t && !strncmp(t, "ruler:", 6) && strlen(t) < sizeof ms->ruler_task) {
+        snprintf(ms->ruler_task, sizeof ms->ruler_task, "%s", t);
+        if (!bosch_selection_setting_double(sel, "ruler.context", &c) && c >= 8 && c <= (1 << 24))
+            ms->context = (unsigned)c;
+        if (!bosch_selection_setting_double(sel, "ruler.seed", &sd) && sd >= 0 && sd < 9e15)
+            ms->ruler_seed = (unsigned long long)sd;
+    }
 }

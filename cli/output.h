@@ -30,6 +30,8 @@ struct mask_settings {
     unsigned window, sink, context;
     int have_sink;
     char metric[16];
+    char ruler_task[64];          /* "ruler:NAME" when the mask was searched on one */
+    unsigned long long ruler_seed; /* its calibration seed */
 };
 void mask_settings(const bosch_selection *sel, struct mask_settings *ms);
 

@@ -81,7 +81,9 @@ enum bosch_tokenizer_flags {
 /* Encodes `len` bytes of UTF-8 `text` into *ids (*n of them; allocated,
  * bosch_text_free). Invalid UTF-8 is read as WHATWG's decoder reads it (each
  * maximal invalid subsequence becomes U+FFFD), so a byte string gives the
- * ids a browser or Node.js would. No BOS/EOS is added (Qwen3 adds none).
+ * ids a browser or Node.js would; a leading BOM stays text (U+FEFF). No
+ * BOS/EOS is added (Qwen3 adds none). Long input is cached per call, never
+ * across calls (docs/tokenizer.md).
  * BOSCH_E_INVALID for NULL arguments (text may be NULL when len is 0). */
 BOSCH_TEXT_API int bosch_tokenizer_encode(const bosch_tokenizer *tok, const char *text,
                                           size_t len, unsigned flags, int32_t **ids,

@@ -40,6 +40,7 @@
 #define BOSCH_TORCH_H
 
 #include "bosch/bosch.h"
+#include "bosch/text.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -169,7 +170,13 @@ BOSCH_TORCH_API int bosch_torch_model_forward(bosch_torch_model *m, const int32_
  * log-probability under teacher forcing. */
 enum bosch_torch_metric {
     BOSCH_TORCH_METRIC_EXACT = 0,  /* share of samples whose answer is reproduced exactly */
-    BOSCH_TORCH_METRIC_LOGPROB = 1 /* mean log-probability of the answer tokens */
+    BOSCH_TORCH_METRIC_LOGPROB = 1, /* mean log-probability of the answer tokens */
+    /* RULER's scoring, for tasks made from text: the prompt is continued
+     * greedily by the sample's max_new_tokens (stopping at a special token),
+     * decoded, and scored by the share of its answer strings it contains
+     * (bosch_text_match_all). Each new token re-runs the sequence (no KV
+     * cache, no prefix cache): meant for evaluation more than for search. */
+    BOSCH_TORCH_METRIC_MATCH = 2
 };
 
 /* Pre-tokenized tasks, one JSON object per line:
@@ -203,6 +210,18 @@ BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_create_niah_ids(
     const int32_t *filler, size_t n_filler, int32_t key_marker, int32_t value_marker,
     int32_t query_marker, uint32_t context, uint32_t samples, uint32_t needles, uint32_t key_len,
     uint32_t value_len, double depth_min, double depth_max, uint64_t seed);
+/* A text task (libbosch-text: JSON Lines with "text"/"messages", or
+ * bosch_text_ruler_create) encoded with `tok`: each prompt is rendered
+ * (bosch_text_task_prompt with `chat_flags`, enum bosch_chat_flags; 0 =
+ * Qwen3's non-thinking generation prompt) and encoded with its chat markup as
+ * special ids; the answer is bosch_text_task_target encoded as plain text
+ * (the LOGPROB and EXACT metrics score it); the answer strings and
+ * max_new_tokens are kept for BOSCH_TORCH_METRIC_MATCH. The task keeps `tok`
+ * by reference: it must outlive the task (the text task need not). NULL on
+ * failure (bosch_torch_create_error()). */
+BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_from_text(const bosch_text_task *text,
+                                                             const bosch_tokenizer *tok,
+                                                             unsigned chat_flags);
 /* Writes the task as JSON Lines (the format read above). BOSCH_E_INVALID for
  * NULL arguments, BOSCH_E_IO when the file cannot be written; the task is
  * read-only here, so there is no message. */

@@ -26,10 +26,14 @@ struct tok_strmap {
     int32_t *slots; /* -1: empty */
     size_t mask;
 };
+/* One slot per cache line quarter: key, rank and result are read together. */
+struct tok_pair_slot {
+    uint64_t key; /* (left << 32 | right) + 1; 0: empty */
+    uint32_t rank;
+    int32_t merged;
+};
 struct tok_pairmap {
-    uint64_t *keys; /* (left << 32 | right) + 1; 0: empty */
-    uint32_t *rank;
-    int32_t *merged;
+    struct tok_pair_slot *slots;
     size_t mask;
 };
 uint64_t tok_hash_bytes(const char *s, size_t n);
@@ -107,10 +111,11 @@ int tok_pretok_apply(const struct tok_pretok *p, struct tok_match_ctx *ctx, stru
 
 /* --- the tokenizer ----------------------------------------------------- */
 struct tok_added {
-    char *content;
+    char *content;  /* what is matched: a normalized token's normalized form */
     uint32_t len;
     int32_t id;
     unsigned char special, lstrip, rstrip, single_word, normalized;
+    unsigned char owned; /* content is its own copy (else the id's string) */
 };
 
 struct bosch_tokenizer {

@@ -15,6 +15,7 @@ struct tok_heap_item {
     uint32_t rank;
     int32_t pos;          /* the left symbol */
     int32_t left, right;  /* its id and its right neighbour's when pushed */
+    int32_t merged;
 };
 
 int tok_ids_push(struct tok_ids *ids, int32_t id)
@@ -86,7 +87,8 @@ static void push_pair(const bosch_tokenizer *tok, struct tok_bpe_scratch *s, siz
     uint32_t rank;
     int32_t merged;
     if (tok_pairmap_get(&tok->merges, s->sym[pos].id, s->sym[nx].id, &rank, &merged))
-        heap_push(s->heap, hn, (struct tok_heap_item){rank, pos, s->sym[pos].id, s->sym[nx].id});
+        heap_push(s->heap, hn,
+                  (struct tok_heap_item){rank, pos, s->sym[pos].id, s->sym[nx].id, merged});
 }
 
 /* The word in the alphabet, for the whole-word lookup of ignore_merges. */
@@ -142,11 +144,8 @@ int tok_bpe_word(const bosch_tokenizer *tok, struct tok_bpe_scratch *s, const ch
         /* stale: the symbol or its neighbour changed since the push */
         if (a->id != it.left || a->next < 0 || s->sym[a->next].id != it.right)
             continue;
-        uint32_t rank;
-        int32_t merged;
-        tok_pairmap_get(&tok->merges, it.left, it.right, &rank, &merged);
         int32_t b = a->next;
-        a->id = merged;
+        a->id = it.merged;
         a->next = s->sym[b].next;
         if (a->next >= 0)
             s->sym[a->next].prev = it.pos;

@@ -6,8 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A per-call word cache (direct mapped): words repeat in long text, and a
+ * cache per call keeps the tokenizer free of locks. */
+#define WC_SLOTS 2048
+#define WC_WORD 24
+#define WC_IDS 6
+struct wc_slot {
+    unsigned char len, n; /* len 0: empty */
+    char word[WC_WORD];
+    int32_t ids[WC_IDS];
+};
+
 struct enc {
     const bosch_tokenizer *tok;
+    struct wc_slot *cache; /* NULL: short input, no cache */
     struct tok_match_ctx mc;
     struct tok_bpe_scratch bpe;
     struct text_buf norm;        /* the normalized segment (and prefix spaces) */
@@ -17,6 +29,7 @@ struct enc {
 
 static void enc_free(struct enc *e)
 {
+    free(e->cache);
     tok_match_ctx_free(&e->mc);
     tok_bpe_scratch_free(&e->bpe);
     text_buf_free(&e->norm);
@@ -44,9 +57,28 @@ static int encode_plain(struct enc *e, const char *s, size_t n)
         e->b = x;
     }
     for (size_t i = 0; i < e->a.n; i++) {
-        int st = tok_bpe_word(t, &e->bpe, e->norm.data + e->a.v[i].off, e->a.v[i].len, &e->ids);
+        const char *w = e->norm.data + e->a.v[i].off;
+        size_t len = e->a.v[i].len;
+        struct wc_slot *c = NULL;
+        if (e->cache && len <= WC_WORD) {
+            c = &e->cache[tok_hash_bytes(w, len) & (WC_SLOTS - 1)];
+            if (c->len == len && !memcmp(c->word, w, len)) {
+                for (unsigned k = 0; k < c->n; k++)
+                    if (tok_ids_push(&e->ids, c->ids[k]))
+                        return BOSCH_E_NOMEM;
+                continue;
+            }
+        }
+        size_t before = e->ids.n;
+        int st = tok_bpe_word(t, &e->bpe, w, len, &e->ids);
         if (st)
             return st;
+        if (c && e->ids.n - before <= WC_IDS) {
+            c->len = (unsigned char)len;
+            c->n = (unsigned char)(e->ids.n - before);
+            memcpy(c->word, w, len);
+            memcpy(c->ids, e->ids.v + before, c->n * sizeof *c->ids);
+        }
     }
     return BOSCH_OK;
 }
@@ -106,6 +138,8 @@ BOSCH_TEXT_API int bosch_tokenizer_encode(const bosch_tokenizer *tok, const char
     struct enc e = {.tok = tok};
     struct text_buf clean = {0};
     int st = tok_match_ctx_init(&e.mc);
+    if (!st && len > 1024 && !(e.cache = calloc(WC_SLOTS, sizeof *e.cache)))
+        st = BOSCH_E_NOMEM;
     if (!st && tok_utf8_valid_prefix(text, len) != len) {
         st = tok_utf8_sanitize(&clean, text, len);
         text = clean.data;

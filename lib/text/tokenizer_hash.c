@@ -86,46 +86,34 @@ static size_t pair_slot(const struct tok_pairmap *m, uint64_t k)
 int tok_pairmap_init(struct tok_pairmap *m, size_t expected)
 {
     size_t n = table_size(expected);
-    m->keys = calloc(n, sizeof *m->keys);
-    m->rank = malloc(n * sizeof *m->rank);
-    m->merged = malloc(n * sizeof *m->merged);
+    m->slots = calloc(n, sizeof *m->slots);
     m->mask = n - 1;
-    if (!m->keys || !m->rank || !m->merged) {
-        tok_pairmap_free(m);
-        return BOSCH_E_NOMEM;
-    }
-    return BOSCH_OK;
+    return m->slots ? BOSCH_OK : BOSCH_E_NOMEM;
 }
 
 void tok_pairmap_free(struct tok_pairmap *m)
 {
-    free(m->keys);
-    free(m->rank);
-    free(m->merged);
-    m->keys = NULL;
-    m->rank = NULL;
-    m->merged = NULL;
+    free(m->slots);
+    m->slots = NULL;
 }
 
 void tok_pairmap_put(struct tok_pairmap *m, int32_t a, int32_t b, uint32_t rank, int32_t merged)
 {
     uint64_t k = pair_key(a, b);
     size_t i = pair_slot(m, k);
-    while (m->keys[i] && m->keys[i] != k)
+    while (m->slots[i].key && m->slots[i].key != k)
         i = (i + 1) & m->mask;
-    m->keys[i] = k;
-    m->rank[i] = rank;
-    m->merged[i] = merged;
+    m->slots[i] = (struct tok_pair_slot){k, rank, merged};
 }
 
 int tok_pairmap_get(const struct tok_pairmap *m, int32_t a, int32_t b, uint32_t *rank,
                     int32_t *merged)
 {
     uint64_t k = pair_key(a, b);
-    for (size_t i = pair_slot(m, k); m->keys[i]; i = (i + 1) & m->mask)
-        if (m->keys[i] == k) {
-            *rank = m->rank[i];
-            *merged = m->merged[i];
+    for (size_t i = pair_slot(m, k); m->slots[i].key; i = (i + 1) & m->mask)
+        if (m->slots[i].key == k) {
+            *rank = m->slots[i].rank;
+            *merged = m->slots[i].merged;
             return 1;
         }
     return 0;

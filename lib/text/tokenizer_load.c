@@ -1,74 +1,16 @@
 /* tokenizer.json into a tokenizer: every field checked, each refusal naming
  * its JSON path. The supported subset is in docs/tokenizer.md. */
-#include "text/tokenizer.h"
+#include "text/tokenizer_json.h"
 
 #include <errno.h>
-#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct load {
-    const char *fn;
-    bosch_tokenizer *tok;
-    int status;
-    size_t n_vocab;
-};
-
-#define FAIL(L, ...) fail_at((L), BOSCH_E_INVALID, __VA_ARGS__)
-
-__attribute__((format(printf, 3, 4))) static int fail_at(struct load *L, int status,
-                                                         const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (L->status == BOSCH_OK) {
-        text_create_fail(status, "%s: %s", L->fn, msg);
-        L->status = status;
-    }
-    return status;
-}
-
-static const char *type_name(json_object *o)
-{
-    return o ? json_type_to_name(json_object_get_type(o)) : "null";
-}
-
-/* A member of an object; NULL when absent or null. */
-static json_object *member(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static int want_type(struct load *L, json_object *o, json_type t, const char *path)
-{
-    if (json_object_is_type(o, t))
-        return BOSCH_OK;
-    return FAIL(L, "%s: expected %s, got %s", path, json_type_to_name(t), type_name(o));
-}
-
-/* An optional boolean member (absent or null: dflt). */
-static int opt_bool(struct load *L, json_object *o, const char *key, const char *path, int dflt,
-                    int *out)
-{
-    json_object *v = member(o, key);
-    *out = dflt;
-    if (!v)
-        return BOSCH_OK;
-    if (!json_object_is_type(v, json_type_boolean))
-        return FAIL(L, "%s.%s: expected boolean, got %s", path, key, type_name(v));
-    *out = json_object_get_boolean(v);
-    return BOSCH_OK;
-}
-
-static int get_id(struct load *L, json_object *v, const char *path, int32_t *id)
+static int get_id(struct tok_load *L, json_object *v, const char *path, int32_t *id)
 {
     if (!json_object_is_type(v, json_type_int))
-        return FAIL(L, "%s: id must be an integer, got %s", path, type_name(v));
+        return FAIL(L, "%s: id must be an integer, got %s", path, tok_type_name(v));
     errno = 0;
     int64_t x = json_object_get_int64(v);
     if (errno || x < 0 || x >= (int64_t)TOK_MAX_IDS)
@@ -78,7 +20,7 @@ static int get_id(struct load *L, json_object *v, const char *path, int32_t *id)
 }
 
 /* Stores the string of an id (the vocab or an added token). */
-static int set_string(struct load *L, int32_t id, const char *s, size_t n, const char *path)
+static int set_string(struct tok_load *L, int32_t id, const char *s, size_t n, const char *path)
 {
     bosch_tokenizer *t = L->tok;
     if (n == 0)
@@ -99,7 +41,7 @@ static int set_string(struct load *L, int32_t id, const char *s, size_t n, const
         if (kind)
             t->kind = kind;
         if (!strs || !lens || !kind)
-            return fail_at(L, BOSCH_E_NOMEM, "out of memory");
+            return tok_fail(L, BOSCH_E_NOMEM, "out of memory");
         for (uint32_t i = t->n_ids; i < nn; i++) {
             t->strs[i] = NULL;
             t->lens[i] = 0;
@@ -109,16 +51,16 @@ static int set_string(struct load *L, int32_t id, const char *s, size_t n, const
     }
     t->strs[id] = malloc(n + 1);
     if (!t->strs[id])
-        return fail_at(L, BOSCH_E_NOMEM, "out of memory");
+        return tok_fail(L, BOSCH_E_NOMEM, "out of memory");
     memcpy(t->strs[id], s, n);
     t->strs[id][n] = '\0';
     t->lens[id] = (uint32_t)n;
     return BOSCH_OK;
 }
 
-static int load_vocab(struct load *L, json_object *vocab)
+static int load_vocab(struct tok_load *L, json_object *vocab)
 {
-    if (want_type(L, vocab, json_type_object, "model.vocab"))
+    if (tok_want_type(L, vocab, json_type_object, "model.vocab"))
         return L->status;
     bosch_tokenizer *t = L->tok;
     size_t count = (size_t)json_object_object_length(vocab);
@@ -126,7 +68,7 @@ static int load_vocab(struct load *L, json_object *vocab)
         return FAIL(L, "model.vocab: %zu tokens (at most %u)", count, TOK_MAX_IDS);
     L->n_vocab = count;
     if (tok_strmap_init(&t->vocab, count))
-        return fail_at(L, BOSCH_E_NOMEM, "out of memory");
+        return tok_fail(L, BOSCH_E_NOMEM, "out of memory");
     json_object_object_foreach(vocab, key, val) {
         char path[128];
         snprintf(path, sizeof path, "model.vocab[\"%.60s\"]", key);
@@ -145,7 +87,7 @@ static int load_vocab(struct load *L, json_object *vocab)
 }
 
 /* The two halves of merges[i]: "a b" or ["a", "b"]. */
-static int merge_parts(struct load *L, json_object *m, size_t i, const char **a, size_t *al,
+static int merge_parts(struct tok_load *L, json_object *m, size_t i, const char **a, size_t *al,
                        const char **b, size_t *bl)
 {
     if (json_object_is_type(m, json_type_string)) {
@@ -171,13 +113,13 @@ static int merge_parts(struct load *L, json_object *m, size_t i, const char **a,
         }
     }
     return FAIL(L, "model.merges[%zu]: expected a string \"A B\" or a pair [\"A\", \"B\"], got %s",
-                i, type_name(m));
+                i, tok_type_name(m));
 }
 
-static int load_merges(struct load *L, json_object *merges)
+static int load_merges(struct tok_load *L, json_object *merges)
 {
     bosch_tokenizer *t = L->tok;
-    if (merges && want_type(L, merges, json_type_array, "model.merges"))
+    if (merges && tok_want_type(L, merges, json_type_array, "model.merges"))
         return L->status;
     size_t n = merges ? json_object_array_length(merges) : 0;
     /* each merge names vocabulary tokens: far more merges than tokens is
@@ -189,7 +131,7 @@ static int load_merges(struct load *L, json_object *merges)
         return FAIL(L, "model.merges: %zu merges for %zu vocabulary tokens (at most %zu)", n,
                     L->n_vocab, most);
     if (tok_pairmap_init(&t->merges, n))
-        return fail_at(L, BOSCH_E_NOMEM, "out of memory");
+        return tok_fail(L, BOSCH_E_NOMEM, "out of memory");
     char buf[2 * TOK_MAX_TOKEN_LEN];
     for (size_t i = 0; i < n; i++) {
         const char *a = NULL, *b = NULL;
@@ -213,74 +155,73 @@ static int load_merges(struct load *L, json_object *merges)
     return BOSCH_OK;
 }
 
-/* A string member that must equal one of the accepted values. */
-static int check_null_or_empty(struct load *L, json_object *model, const char *key)
+/* A string member that only may be null or "" (suffixes, prefixes). */
+static int check_null_or_empty(struct tok_load *L, json_object *model, const char *key)
 {
-    json_object *v = member(model, key);
+    json_object *v = tok_member(model, key);
     if (!v || (json_object_is_type(v, json_type_string) && !json_object_get_string_len(v)))
         return BOSCH_OK;
     return FAIL(L, "model.%s: not supported (only null or \"\")", key);
 }
 
-static int load_model(struct load *L, json_object *model)
+static int load_model(struct tok_load *L, json_object *model)
 {
     if (!model)
         return FAIL(L, "model: missing");
-    if (want_type(L, model, json_type_object, "model"))
+    if (tok_want_type(L, model, json_type_object, "model"))
         return L->status;
-    json_object *type = member(model, "type");
+    json_object *type = tok_member(model, "type");
     if (type && !json_object_is_type(type, json_type_string))
-        return FAIL(L, "model.type: expected string, got %s", type_name(type));
+        return FAIL(L, "model.type: expected string, got %s", tok_type_name(type));
     const char *ty = type ? json_object_get_string(type) : "BPE";
     if (strcmp(ty, "BPE"))
         return FAIL(L, "model.type: \"%.40s\" is not supported (only BPE)", ty);
     int fallback, fuse;
-    if (opt_bool(L, model, "byte_fallback", "model", 0, &fallback) ||
-        opt_bool(L, model, "ignore_merges", "model", 0, &L->tok->ignore_merges) ||
-        opt_bool(L, model, "fuse_unk", "model", 0, &fuse))
+    if (tok_opt_bool(L, model, "byte_fallback", "model", 0, &fallback) ||
+        tok_opt_bool(L, model, "ignore_merges", "model", 0, &L->tok->ignore_merges) ||
+        tok_opt_bool(L, model, "fuse_unk", "model", 0, &fuse))
         return L->status;
     if (fallback)
         return FAIL(L, "model.byte_fallback: true is not supported");
-    json_object *drop = member(model, "dropout");
+    json_object *drop = tok_member(model, "dropout");
     if (drop && !(json_object_is_type(drop, json_type_double) ||
                   json_object_is_type(drop, json_type_int)))
-        return FAIL(L, "model.dropout: expected number or null, got %s", type_name(drop));
+        return FAIL(L, "model.dropout: expected number or null, got %s", tok_type_name(drop));
     if (drop && json_object_get_double(drop) != 0)
         return FAIL(L, "model.dropout: BPE dropout is not supported");
     if (check_null_or_empty(L, model, "continuing_subword_prefix") ||
         check_null_or_empty(L, model, "end_of_word_suffix"))
         return L->status;
-    json_object *unk = member(model, "unk_token");
-    if (unk)
+    if (tok_member(model, "unk_token"))
         return FAIL(L, "model.unk_token: not supported (byte-level BPE needs none)");
-    json_object *vocab = member(model, "vocab");
+    json_object *vocab = tok_member(model, "vocab");
     if (!vocab)
         return FAIL(L, "model.vocab: missing");
-    if (load_vocab(L, vocab) || load_merges(L, member(model, "merges")))
+    if (load_vocab(L, vocab) || load_merges(L, tok_member(model, "merges")))
         return L->status;
     return BOSCH_OK;
 }
 
-static int load_added(struct load *L, json_object *arr)
+static int load_added(struct tok_load *L, json_object *arr)
 {
     bosch_tokenizer *t = L->tok;
-    if (arr && want_type(L, arr, json_type_array, "added_tokens"))
+    if (arr && tok_want_type(L, arr, json_type_array, "added_tokens"))
         return L->status;
     size_t n = arr ? json_object_array_length(arr) : 0;
     if (n > TOK_MAX_ADDED)
         return FAIL(L, "added_tokens: %zu tokens (at most %u)", n, TOK_MAX_ADDED);
     if (tok_strmap_init(&t->added_map, n))
-        return fail_at(L, BOSCH_E_NOMEM, "out of memory");
+        return tok_fail(L, BOSCH_E_NOMEM, "out of memory");
     t->added = calloc(n ? n : 1, sizeof *t->added);
     if (!t->added)
-        return fail_at(L, BOSCH_E_NOMEM, "out of memory");
+        return tok_fail(L, BOSCH_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_object *o = json_object_array_get_idx(arr, i);
         char path[64];
         snprintf(path, sizeof path, "added_tokens[%zu]", i);
-        if (want_type(L, o, json_type_object, path))
+        if (tok_want_type(L, o, json_type_object, path))
             return L->status;
-        json_object *c = member(o, "content"), *idv = member(o, "id");
+        json_object *c = tok_member(o, "content"), *idv = tok_member(o, "id");
         int32_t id;
         char p2[96];
         snprintf(p2, sizeof p2, "%s.id", path);
@@ -290,16 +231,16 @@ static int load_added(struct load *L, json_object *arr)
             return L->status;
         snprintf(p2, sizeof p2, "%s.content", path);
         if (!c || !json_object_is_type(c, json_type_string))
-            return FAIL(L, "%s: expected string, got %s", p2, type_name(c));
+            return FAIL(L, "%s: expected string, got %s", p2, tok_type_name(c));
         const char *s = json_object_get_string(c);
         size_t len = (size_t)json_object_get_string_len(c);
         struct tok_added *a = &t->added[t->n_added];
         int special, lstrip, rstrip, single, normalized;
-        if (opt_bool(L, o, "special", path, 0, &special) ||
-            opt_bool(L, o, "lstrip", path, 0, &lstrip) ||
-            opt_bool(L, o, "rstrip", path, 0, &rstrip) ||
-            opt_bool(L, o, "single_word", path, 0, &single) ||
-            opt_bool(L, o, "normalized", path, !special, &normalized))
+        if (tok_opt_bool(L, o, "special", path, 0, &special) ||
+            tok_opt_bool(L, o, "lstrip", path, 0, &lstrip) ||
+            tok_opt_bool(L, o, "rstrip", path, 0, &rstrip) ||
+            tok_opt_bool(L, o, "single_word", path, 0, &single) ||
+            tok_opt_bool(L, o, "normalized", path, !special, &normalized))
             return L->status;
         if ((uint32_t)id < t->n_ids && t->strs[id]) {
             /* an added token may repeat a vocab entry (GPT-2's <|endoftext|>) */
@@ -315,182 +256,59 @@ static int load_added(struct load *L, json_object *arr)
         t->kind[id] = special ? 3 : 2;
         *a = (struct tok_added){t->strs[id], (uint32_t)len, id, (unsigned char)special,
                                 (unsigned char)lstrip, (unsigned char)rstrip,
-                                (unsigned char)single, (unsigned char)normalized};
+                                (unsigned char)single, (unsigned char)normalized, 0};
         t->added_first[(unsigned char)s[0]] = 1;
         t->n_added++;
     }
     return BOSCH_OK;
 }
 
-static int norm_kind(const char *ty)
-{
-    static const char *const names[] = {"NFC", "NFD", "NFKC", "NFKD"};
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(ty, names[i]))
-            return TOK_NORM_NFC + i;
-    return 0;
-}
 
-static const char *type_of(struct load *L, json_object *o, const char *path)
-{
-    char p[96];
-    if (want_type(L, o, json_type_object, path))
-        return NULL;
-    json_object *ty = member(o, "type");
-    snprintf(p, sizeof p, "%s.type", path);
-    if (!ty || !json_object_is_type(ty, json_type_string)) {
-        FAIL(L, "%s: expected string, got %s", p, type_name(ty));
-        return NULL;
-    }
-    return json_object_get_string(ty);
-}
-
-static int load_normalizer(struct load *L, json_object *o, const char *path, int depth)
-{
-    if (!o)
-        return BOSCH_OK;
-    const char *ty = type_of(L, o, path);
-    if (!ty)
-        return L->status;
-    bosch_tokenizer *t = L->tok;
-    if (!strcmp(ty, "Sequence") && depth == 0) {
-        json_object *seq = member(o, "normalizers");
-        char p[96];
-        snprintf(p, sizeof p, "%s.normalizers", path);
-        if (want_type(L, seq, json_type_array, p))
-            return L->status;
-        for (size_t i = 0; i < json_object_array_length(seq); i++) {
-            snprintf(p, sizeof p, "%s.normalizers[%zu]", path, i);
-            if (load_normalizer(L, json_object_array_get_idx(seq, i), p, 1))
-                return L->status;
-        }
-        return BOSCH_OK;
-    }
-    int k = norm_kind(ty);
-    if (!k)
-        return FAIL(L, "%s.type: normalizer \"%.40s\" is not supported (NFC, NFD, NFKC, NFKD, "
-                       "Sequence)", path, ty);
-    if (t->n_norms == sizeof t->norms / sizeof t->norms[0])
-        return FAIL(L, "%s: too many normalizers", path);
-    t->norms[t->n_norms++] = k;
-    return BOSCH_OK;
-}
-
-static int load_split(struct load *L, json_object *o, const char *path, struct tok_pretok *p)
-{
-    char q[128], err[256];
-    json_object *pat = member(o, "pattern"), *beh = member(o, "behavior");
-    int invert;
-    if (opt_bool(L, o, "invert", path, 0, &invert))
-        return L->status;
-    if (invert)
-        return FAIL(L, "%s.invert: true is not supported", path);
-    snprintf(q, sizeof q, "%s.behavior", path);
-    if (!beh || !json_object_is_type(beh, json_type_string))
-        return FAIL(L, "%s: expected string, got %s", q, type_name(beh));
-    const char *b = json_object_get_string(beh);
-    if (!strcmp(b, "Isolated"))
-        p->behavior = TOK_SPLIT_ISOLATED;
-    else if (!strcmp(b, "Removed"))
-        p->behavior = TOK_SPLIT_REMOVED;
-    else
-        return FAIL(L, "%s: \"%.40s\" is not supported (Isolated, Removed)", q, b);
-    snprintf(q, sizeof q, "%s.pattern", path);
-    if (want_type(L, pat, json_type_object, q))
-        return L->status;
-    json_object *re = member(pat, "Regex"), *str = member(pat, "String");
-    json_object *v = re ? re : str;
-    snprintf(q, sizeof q, "%s.pattern.%s", path, re ? "Regex" : "String");
-    if (!v || !json_object_is_type(v, json_type_string))
-        return FAIL(L, "%s: expected string, got %s", q, type_name(v));
-    p->kind = TOK_PRE_SPLIT;
-    p->re = tok_regex_compile(json_object_get_string(v), (size_t)json_object_get_string_len(v),
-                              !re, &p->jit, err, sizeof err);
-    if (!p->re)
-        return FAIL(L, "%s: %s", q, err);
-    return BOSCH_OK;
-}
-
-static int load_pretok(struct load *L, json_object *o, const char *path, int depth)
+static int load_all(struct tok_load *L, json_object *root)
 {
     bosch_tokenizer *t = L->tok;
-    const char *ty = type_of(L, o, path);
-    if (!ty)
+    if (tok_want_type(L, root, json_type_object, "(root)"))
         return L->status;
-    if (!strcmp(ty, "Sequence") && depth == 0) {
-        json_object *seq = member(o, "pretokenizers");
-        char p[96];
-        snprintf(p, sizeof p, "%s.pretokenizers", path);
-        if (want_type(L, seq, json_type_array, p))
-            return L->status;
-        for (size_t i = 0; i < json_object_array_length(seq); i++) {
-            snprintf(p, sizeof p, "%s.pretokenizers[%zu]", path, i);
-            if (load_pretok(L, json_object_array_get_idx(seq, i), p, 1))
-                return L->status;
-        }
-        return BOSCH_OK;
-    }
-    if (t->n_pretok == TOK_MAX_PRETOK)
-        return FAIL(L, "%s: too many pre-tokenizers", path);
-    struct tok_pretok *p = &t->pretok[t->n_pretok];
-    if (!strcmp(ty, "Split")) {
-        if (load_split(L, o, path, p))
-            return L->status;
-    } else if (!strcmp(ty, "ByteLevel")) {
-        int use_regex, trim;
-        char err[256];
-        p->kind = TOK_PRE_BYTELEVEL;
-        if (opt_bool(L, o, "add_prefix_space", path, 1, &p->add_prefix_space) ||
-            opt_bool(L, o, "use_regex", path, 1, &use_regex) ||
-            opt_bool(L, o, "trim_offsets", path, 1, &trim))
-            return L->status;
-        if (use_regex && !(p->re = tok_gpt2_regex(&p->jit, err, sizeof err)))
-            return FAIL(L, "%s: %s", path, err);
-    } else {
-        return FAIL(L, "%s.type: pre-tokenizer \"%.40s\" is not supported (Split, ByteLevel, "
-                       "Sequence)", path, ty);
-    }
-    t->n_pretok++;
-    return BOSCH_OK;
-}
-
-/* post_processor and decoder: null or ByteLevel (offsets do not matter). */
-static int check_bytelevel(struct load *L, json_object *o, const char *path, int required)
-{
-    if (!o)
-        return required ? FAIL(L, "%s: missing (ByteLevel needed)", path) : BOSCH_OK;
-    const char *ty = type_of(L, o, path);
-    if (!ty)
+    if (load_model(L, tok_member(root, "model")) ||
+        load_added(L, tok_member(root, "added_tokens")) ||
+        tok_load_normalizer(L, tok_member(root, "normalizer"), "normalizer", 0))
         return L->status;
-    if (strcmp(ty, "ByteLevel"))
-        return FAIL(L, "%s.type: \"%.40s\" is not supported (ByteLevel)", path, ty);
-    return BOSCH_OK;
-}
-
-static int load_all(struct load *L, json_object *root)
-{
-    bosch_tokenizer *t = L->tok;
-    if (want_type(L, root, json_type_object, "(root)"))
-        return L->status;
-    if (load_model(L, member(root, "model")) || load_added(L, member(root, "added_tokens")) ||
-        load_normalizer(L, member(root, "normalizer"), "normalizer", 0))
-        return L->status;
-    json_object *pre = member(root, "pre_tokenizer");
+    json_object *pre = tok_member(root, "pre_tokenizer");
     if (!pre)
         return FAIL(L, "pre_tokenizer: missing (a ByteLevel pre-tokenizer is needed)");
-    if (load_pretok(L, pre, "pre_tokenizer", 0))
+    if (tok_load_pretok(L, pre, "pre_tokenizer", 0))
         return L->status;
     if (!t->n_pretok || t->pretok[t->n_pretok - 1].kind != TOK_PRE_BYTELEVEL)
         return FAIL(L, "pre_tokenizer: must end with ByteLevel (a byte-level BPE)");
     for (size_t i = 0; i + 1 < t->n_pretok; i++)
         if (t->pretok[i].kind == TOK_PRE_BYTELEVEL)
             return FAIL(L, "pre_tokenizer: ByteLevel must be the last pre-tokenizer");
-    if (check_bytelevel(L, member(root, "decoder"), "decoder", 1) ||
-        check_bytelevel(L, member(root, "post_processor"), "post_processor", 0))
+    if (tok_check_bytelevel(L, tok_member(root, "decoder"), "decoder", 1) ||
+        tok_check_bytelevel(L, tok_member(root, "post_processor"), "post_processor", 0))
         return L->status;
-    json_object *trunc = member(root, "truncation"), *pad = member(root, "padding");
+    json_object *trunc = tok_member(root, "truncation"), *pad = tok_member(root, "padding");
     if (trunc || pad)
         return FAIL(L, "%s: not supported (must be null)", trunc ? "truncation" : "padding");
+    /* normalized added tokens are found in normalized text by their
+     * normalized form, as HF matches them */
+    for (size_t i = 0; i < t->n_added && t->n_norms; i++) {
+        struct tok_added *a = &t->added[i];
+        struct text_buf nb = {0};
+        if (!a->normalized)
+            continue;
+        if (tok_normalize(t->norms, t->n_norms, a->content, a->len, &nb)) {
+            text_buf_free(&nb);
+            return tok_fail(L, BOSCH_E_NOMEM, "out of memory");
+        }
+        if (nb.len && (nb.len != a->len || memcmp(nb.data, a->content, a->len))) {
+            a->content = nb.data;
+            a->len = (uint32_t)nb.len;
+            a->owned = 1;
+        } else {
+            text_buf_free(&nb);
+        }
+        t->added_first[(unsigned char)a->content[0]] = 1;
+    }
     for (int b = 0; b < 256; b++) {
         char u[4];
         size_t l = tok_utf8_put(u, tok_byte_to_cp((unsigned char)b));
@@ -501,18 +319,18 @@ static int load_all(struct load *L, json_object *root)
 
 bosch_tokenizer *tok_load_json(const char *fn, const char *json, size_t len)
 {
-    struct load L = {fn, NULL, BOSCH_OK, 0};
+    struct tok_load L = {fn, NULL, BOSCH_OK, 0};
     if (!json && len) {
-        fail_at(&L, BOSCH_E_INVALID, "NULL json");
+        tok_fail(&L, BOSCH_E_INVALID, "NULL json");
         return NULL;
     }
     if (len > TOK_MAX_FILE || len > INT32_MAX) {
-        fail_at(&L, BOSCH_E_INVALID, "%zu bytes of JSON (at most %zu)", len, TOK_MAX_FILE);
+        tok_fail(&L, BOSCH_E_INVALID, "%zu bytes of JSON (at most %zu)", len, TOK_MAX_FILE);
         return NULL;
     }
     json_tokener *jt = json_tokener_new_ex(64);
     if (!jt) {
-        fail_at(&L, BOSCH_E_NOMEM, "out of memory");
+        tok_fail(&L, BOSCH_E_NOMEM, "out of memory");
         return NULL;
     }
     json_object *root = json_tokener_parse_ex(jt, json ? json : "", (int)len);
@@ -521,11 +339,11 @@ bosch_tokenizer *tok_load_json(const char *fn, const char *json, size_t len)
     json_tokener_free(jt);
     if (e == json_tokener_continue || (!root && e == json_tokener_success)) {
         json_object_put(root);
-        fail_at(&L, BOSCH_E_INVALID, "truncated JSON (%zu bytes)", len);
+        tok_fail(&L, BOSCH_E_INVALID, "truncated JSON (%zu bytes)", len);
         return NULL;
     }
     if (e != json_tokener_success) {
-        fail_at(&L, BOSCH_E_INVALID, "malformed JSON at byte %zu: %s", end,
+        tok_fail(&L, BOSCH_E_INVALID, "malformed JSON at byte %zu: %s", end,
                 json_tokener_error_desc(e));
         return NULL;
     }
@@ -533,13 +351,13 @@ bosch_tokenizer *tok_load_json(const char *fn, const char *json, size_t len)
         end++;
     if (end < len) {
         json_object_put(root);
-        fail_at(&L, BOSCH_E_INVALID, "malformed JSON: data after the document at byte %zu", end);
+        tok_fail(&L, BOSCH_E_INVALID, "malformed JSON: data after the document at byte %zu", end);
         return NULL;
     }
     L.tok = calloc(1, sizeof *L.tok);
     if (!L.tok) {
         json_object_put(root);
-        fail_at(&L, BOSCH_E_NOMEM, "out of memory");
+        tok_fail(&L, BOSCH_E_NOMEM, "out of memory");
         return NULL;
     }
     int st = load_all(&L, root);
@@ -608,6 +426,9 @@ BOSCH_TEXT_API void bosch_tokenizer_free(bosch_tokenizer *t)
     free(t->strs);
     free(t->lens);
     free(t->kind);
+    for (size_t i = 0; i < t->n_added; i++)
+        if (t->added[i].owned)
+            free(t->added[i].content);
     free(t->added);
     tok_strmap_free(&t->vocab);
     tok_strmap_free(&t->added_map);

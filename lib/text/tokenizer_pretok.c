@@ -229,10 +229,18 @@ int tok_pretok_apply(const struct tok_pretok *p, struct tok_match_ctx *c, struct
         struct tok_span sp = in->v[i];
         if (p->kind == TOK_PRE_BYTELEVEL && p->add_prefix_space && sp.len &&
             text->data[sp.off] != ' ') {
-            /* " " + piece, appended to the work text (spans are offsets) */
+            /* " " + piece, appended to the work text (spans are offsets);
+             * copied out first, as appending may move the buffer */
             size_t off = text->len;
-            if (text_buf_add(text, " ", 1) || text_buf_add(text, text->data + sp.off, sp.len))
+            char *piece = malloc(sp.len);
+            if (!piece)
                 return BOSCH_E_NOMEM;
+            memcpy(piece, text->data + sp.off, sp.len);
+            st = text_buf_add(text, " ", 1);
+            st = st ? st : text_buf_add(text, piece, sp.len);
+            free(piece);
+            if (st)
+                return st;
             sp = (struct tok_span){off, sp.len + 1};
         }
         if (p->kind == TOK_PRE_SPLIT)

@@ -13,6 +13,7 @@
 #include "evaluator.hpp"
 
 #include "failure.hpp"
+#include "generate.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -101,9 +102,11 @@ void check_task(const Model &m, const Task &task, const Window &w) {
 
 Evaluator::Evaluator(Model &model, const Task &task, Window w, Metric metric)
     : model_(model), w_(w), metric_(metric), task_(task) {
-    if (metric != Metric::Exact && metric != Metric::Logprob)
+    if (metric != Metric::Exact && metric != Metric::Logprob && metric != Metric::Match)
         invalid("unknown metric");
     check_task(model, task, w);
+    if (metric == Metric::Match && !task.tokenizer)
+        invalid("the match metric needs a task made from text (bosch_torch_task_from_text)");
     M_ = int64_t(task.samples.size());
     cache_budget_ = default_cache_budget(model.device());
     make_buckets();
@@ -281,6 +284,10 @@ void Evaluator::score(const uint8_t *masks, size_t n, double *scores) {
         return;
     if (!masks || !scores)
         invalid("masks and scores must not be NULL");
+    if (metric_ == Metric::Match) { // generation: no teacher-forced rows, no cache
+        match_scores(model_, task_, w_, masks, n, batch_, scores, &layer_rows_);
+        return;
+    }
     const size_t units = size_t(model_.layers() * model_.kv_heads());
     if (cache_on_ && !cache_built_)
         build_cache();

@@ -10,7 +10,7 @@
 
 namespace bosch_torch {
 
-enum class Metric { Exact = 0, Logprob = 1 };
+enum class Metric { Exact = 0, Logprob = 1, Match = 2 };
 
 // Checks that `task` can run on `m` with window `w` (window >= 1, sink >= 0,
 // samples present, non-empty prompts and answers, tokens in [0, vocab));

@@ -316,7 +316,8 @@ int open_evaluator(bosch_torch_model *m, const bosch_torch_task *t, uint32_t win
     return guarded(msg, [&] {
         if (!m || !m->model || !t)
             invalid("model and task must not be NULL");
-        if (metric != BOSCH_TORCH_METRIC_EXACT && metric != BOSCH_TORCH_METRIC_LOGPROB)
+        if (metric != BOSCH_TORCH_METRIC_EXACT && metric != BOSCH_TORCH_METRIC_LOGPROB &&
+            metric != BOSCH_TORCH_METRIC_MATCH)
             invalid("unknown metric " + std::to_string(metric));
         Window w;
         w.window = int64_t(window);
@@ -496,6 +497,21 @@ BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_read_jsonl(const char *path) 
     int st = read_task(path, &t, msg);
     if (st != BOSCH_OK)
         return create_fail("bosch_torch_task_read_jsonl", st, msg.c_str());
+    return t;
+}
+
+BOSCH_TORCH_API bosch_torch_task *bosch_torch_task_from_text(const bosch_text_task *text,
+                                                             const bosch_tokenizer *tok,
+                                                             unsigned chat_flags) {
+    bosch_torch_task *t = nullptr;
+    std::string msg;
+    int st = guarded(msg, [&] {
+        std::unique_ptr<bosch_torch_task> h(new bosch_torch_task);
+        h->task = from_text(text, tok, chat_flags);
+        t = h.release();
+    });
+    if (st != BOSCH_OK)
+        return create_fail("bosch_torch_task_from_text", st, msg.c_str());
     return t;
 }
 

@@ -1,6 +1,8 @@
 // Tasks: prompts (token ids, of any length) with answer spans.
 #pragma once
 
+#include "bosch/text.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,10 +11,17 @@ namespace bosch_torch {
 
 struct Sample {
     std::vector<int32_t> prompt, answer;
+    // Tasks made from text only: the answer strings the match metric looks
+    // for, and the continuation length (0: answer tokens + 16).
+    std::vector<std::string> answers;
+    int64_t max_new = 0;
 };
 
 struct Task {
     std::vector<Sample> samples; // checked against a model by check_task (evaluator.hpp)
+    // The tokenizer a text task was encoded with (borrowed; decodes the
+    // match metric's continuations). NULL for id tasks.
+    const bosch_tokenizer *tokenizer = nullptr;
 };
 
 struct NiahParams {
@@ -32,6 +41,10 @@ struct NiahParams {
 Task make_niah(const NiahParams &p);
 Task load_jsonl(const std::string &path);
 void write_jsonl(const Task &t, const std::string &path);
+// A text task encoded with `tok` (text_task.cpp): the prompt rendered with
+// `chat_flags` (enum bosch_chat_flags), special tokens recognised; the
+// target encoded as plain text. Keeps `tok` by reference.
+Task from_text(const bosch_text_task *tt, const bosch_tokenizer *tok, unsigned chat_flags);
 
 } // namespace bosch_torch
 

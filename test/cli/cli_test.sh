@@ -3,6 +3,9 @@
 #   cli_test.sh BOSCH basic             show, help, version, usage errors, malformed JSON
 #   cli_test.sh BOSCH torch MAKE_CKPT   search/eval/show/baseline/journal on a tiny model
 #   cli_test.sh BOSCH organism DIR      the default model (DIR = models/organism)
+#   cli_test.sh BOSCH text MAKE_CKPT TOKENIZER_JSON
+#                                       RULER and text tasks on a tiny model with
+#                                       Qwen3's vocabulary and real tokenizer
 set -u
 BOSCH=$1
 MODE=$2
@@ -19,6 +22,8 @@ expect() {
     [ "$rc" = "$code" ] || { cat "$T/out" >&2; fail "'$*' exited $rc, expected $code"; }
     grep -q -- "$pat" "$T/out" || { cat "$T/out" >&2; fail "'$*': no '$pat' in its output"; }
 }
+
+flat() { tr -d ' \n' <"$1"; }
 
 if [ "$MODE" = basic ]; then
     expect 0 "bosch 0" "$BOSCH" --version
@@ -135,6 +140,48 @@ if [ "$MODE" = organism ]; then
     exit 0
 fi
 
+if [ "$MODE" = text ]; then
+    MAKE=$3
+    TOKJ=$4
+    "$MAKE" "$T/model" 151936 || fail "cannot write the tiny checkpoint"
+    # Without a tokenizer a text task is refused, naming what is missing.
+    expect 1 "needs a tokenizer" "$BOSCH" search --model "$T/model" --device cpu \
+        --task ruler:niah_single_1 --context 256
+    cp "$TOKJ" "$T/model/tokenizer.json"
+    R="--model $T/model --device cpu --context 256 --samples 2 --window 32 --sink 4"
+    expect 1 "unknown task" "$BOSCH" search $R --task ruler:niah_nothing
+    # A RULER task found through the model's tokenizer.json, searched, saved,
+    # then scored on the held-out seed with RULER's string match.
+    expect 0 "wrote" "$BOSCH" search $R --task ruler:niah_multikey_2 --metric logprob \
+        --budget 16 --ratio 0.5 --out "$T/r"
+    grep -q "task ruler:niah_multikey_2" "$T/out" || fail "search: task not named"
+    flat "$T/r.json" | grep -q '"task":"ruler:niah_multikey_2"' || fail "result: task not recorded"
+    flat "$T/r.json" | grep -q '"ruler":{"context":256,' || fail "result: RULER context not recorded"
+    expect 0 "score" "$BOSCH" eval --mask "$T/r.json" --model "$T/model" --device cpu --metric match \
+        --samples 2
+    grep -q "task ruler:niah_multikey_2 (seed 1)" "$T/out" || fail "eval: not the held-out seed 1"
+    # A text JSONL task (messages and plain text, prompts of two lengths), with
+    # an explicit --tokenizer, in bf16, scoring the saved mask (a search on a
+    # random model may find full attention no better than SWA: BOSCH_E_ANCHORS).
+    printf '%s\n' \
+        '{"messages": [{"role": "user", "content": "The secret number is 4821. What is the secret number?"}], "answers": ["4821"], "answer_prefix": "The secret number is"}' \
+        '{"text": "Remember: the pass code is 77. Long filler text follows here, and more filler text, and more. The pass code is", "answers": ["77"]}' \
+        >"$T/text.jsonl"
+    mkdir "$T/m2" && cp "$T/model/config.json" "$T/model/model.safetensors" "$T/m2/"
+    expect 0 "score" "$BOSCH" eval --mask "$T/r.json" --model "$T/m2" \
+        --tokenizer "$T/model/tokenizer.json" --device cpu --dtype bf16 --task "$T/text.jsonl" \
+        --metric logprob --window 4 --sink 1
+    grep -q "bf16 on cpu" "$T/out" || fail "eval: bf16 not reported"
+    grep -q "task $T/text.jsonl" "$T/out" || fail "eval: text task not used"
+    echo '{"text": "x", "answers": []}' >"$T/bad.jsonl"
+    expect 1 "answers" "$BOSCH" search $R --task "$T/bad.jsonl"
+    # tokenize with the real tokenizer
+    printf 'Hello world' >"$T/hello.txt"
+    expect 0 "\[9707,1879\]" sh -c "\"$BOSCH\" tokenize --tokenizer \"$TOKJ\" <\"$T/hello.txt\" | tr -d ' '"
+    echo "cli text: ok"
+    exit 0
+fi
+
 # ---- torch ----
 MAKE=$3
 "$MAKE" "$T/model" || fail "cannot write the tiny checkpoint"
@@ -183,7 +230,6 @@ grep '"unit_mask"' "$T/c.json" >"$T/mc"
 cmp -s "$T/ma" "$T/mb" || fail "journaled run gives another mask"
 cmp -s "$T/mb" "$T/mc" || fail "resumed run gives another mask"
 # json-c's pretty printer puts no space after ':'; compare without blanks
-flat() { tr -d ' \n' <"$1"; }
 flat "$T/c.json" | grep -q '"replayed":[1-9]' || fail "resumed run replayed nothing"
 for k in rand intr bme ablation; do
     expect 0 "wrote" "$BOSCH" baseline --kind $k $COMMON --out "$T/k$k"

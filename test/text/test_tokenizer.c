@@ -81,6 +81,42 @@ START_TEST(encode_merges_by_rank)
 }
 END_TEST
 
+START_TEST(encode_long_text)
+{
+    /* long input goes through the per-call word cache: same ids */
+    bosch_tokenizer *t = good();
+    char s[4 * 600 + 1];
+    int32_t want[2 * 600];
+    for (int i = 0; i < 600; i++) {
+        memcpy(s + 4 * i, i % 2 ? " abc" : " ab ", 4);
+        if (i % 2) { /* the second Ġ of "  ", then abc */
+            want[2 * i] = 3;
+            want[2 * i + 1] = 5;
+        } else {
+            want[2 * i] = 3; /* " ab": Ġ a b -> Ġ ab (no merge makes Ġab) */
+            want[2 * i + 1] = 4;
+        }
+    }
+    s[sizeof s - 1] = '\0';
+    int32_t *ids;
+    size_t n;
+    ck_assert_int_eq(bosch_tokenizer_encode(t, s, strlen(s), 0, &ids, &n), BOSCH_OK);
+    /* " ab" + " abc" splits as " ab", "  ", "abc": Ġ ab, Ġ Ġ, abc, i.e. the
+     * pairs above with one more Ġ between them */
+    size_t k = 0;
+    for (int i = 0; i < 600; i++) {
+        ck_assert_uint_lt(k + 1, n + 1);
+        ck_assert_int_eq(ids[k++], want[2 * i]);
+        ck_assert_int_eq(ids[k++], want[2 * i + 1]);
+        if (i % 2 == 0 && i + 1 < 600)
+            ck_assert_int_eq(ids[k++], 3);
+    }
+    ck_assert_uint_eq(k, n);
+    bosch_text_free(ids);
+    bosch_tokenizer_free(t);
+}
+END_TEST
+
 START_TEST(encode_added_tokens)
 {
     bosch_tokenizer *t = good();
@@ -164,6 +200,21 @@ START_TEST(decode_and_lookups)
 }
 END_TEST
 
+START_TEST(normalized_added_token)
+{
+    /* content "e" + U+0301 (NFD), normalized: matched as NFC é in the
+     * normalized text, so NFD and NFC input both give its id */
+    const char *j = make_json(MODEL_OK, "[{\"id\":12,\"content\":\"e\\u0301\","
+                              "\"normalized\":true}]", "{\"type\":\"NFC\"}", PRE_OK,
+                              "{\"type\":\"ByteLevel\"}");
+    bosch_tokenizer *t = bosch_tokenizer_from_json(j, strlen(j));
+    ck_assert_msg(t, "%s", bosch_text_create_error());
+    IDS(t, "ae\xcc\x81", 0, 0, 12);
+    IDS(t, "a\xc3\xa9", 0, 0, 12);
+    bosch_tokenizer_free(t);
+}
+END_TEST
+
 START_TEST(gpt2_byte_level_regex)
 {
     /* ByteLevel with use_regex (GPT-2) and add_prefix_space, no Split */
@@ -174,6 +225,18 @@ START_TEST(gpt2_byte_level_regex)
     ck_assert_msg(t, "%s", bosch_text_create_error());
     IDS(t, "abc", 0, 3, 5); /* the prefix space */
     IDS(t, "ab abc", 0, 3, 4, 3, 5);
+    /* long enough that the prefix space moves the work buffer */
+    char s[2 + 3 * 999 + 1];
+    strcpy(s, "ab");
+    for (int i = 0; i < 999; i++)
+        strcat(s, " ab");
+    int32_t *ids;
+    size_t n;
+    ck_assert_int_eq(bosch_tokenizer_encode(t, s, strlen(s), 0, &ids, &n), BOSCH_OK);
+    ck_assert_uint_eq(n, 2000);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(ids[i], i % 2 ? 4 : 3);
+    bosch_text_free(ids);
     bosch_tokenizer_free(t);
 }
 END_TEST
@@ -239,6 +302,8 @@ START_TEST(malformed_json)
     memset(deep, '[', 200);
     memset(deep + 200, ']', 200);
     refused(deep, sizeof deep, "malformed JSON");
+    /* a huge file is refused before it is read */
+    refused("{}", (size_t)1 << 40, "bytes of JSON (at most");
 }
 END_TEST
 
@@ -281,17 +346,20 @@ START_TEST(huge_parts)
     /* a merges list far longer than the vocabulary could use */
     size_t n = 2000;
     char *m = malloc(n * 6 + 256);
+    ck_assert_ptr_nonnull(m);
     strcpy(m, "{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"ab\":2},\"merges\":[");
     for (size_t i = 0; i < n; i++)
         strcat(m, i ? ",\"a b\"" : "\"a b\"");
     strcat(m, "]}");
     const char *pre = PRE_OK;
     char *j = malloc(strlen(m) + 1024);
+    ck_assert_ptr_nonnull(j);
     sprintf(j, "{\"added_tokens\":[],\"normalizer\":null,\"pre_tokenizer\":%s,"
                "\"decoder\":{\"type\":\"ByteLevel\"},\"model\":%s}", pre, m);
     refused(j, strlen(j), "model.merges: 2000 merges for 3 vocabulary tokens");
     /* a token longer than any real one */
     char *big = malloc(10000);
+    ck_assert_ptr_nonnull(big);
     strcpy(big, "{\"type\":\"BPE\",\"vocab\":{\"");
     size_t l = strlen(big);
     memset(big + l, 'x', 5000);
@@ -299,6 +367,7 @@ START_TEST(huge_parts)
     sprintf(j, "{\"added_tokens\":[],\"pre_tokenizer\":%s,\"decoder\":{\"type\":\"ByteLevel\"},"
                "\"model\":", pre);
     char *j2 = malloc(strlen(j) + strlen(big) + 2);
+    ck_assert_ptr_nonnull(j2);
     sprintf(j2, "%s%s}", j, big);
     refused(j2, strlen(j2), "token of 5000 bytes");
     free(j2);
@@ -382,8 +451,10 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, encode_merges_by_rank);
     tcase_add_test(tc, encode_added_tokens);
+    tcase_add_test(tc, encode_long_text);
     tcase_add_test(tc, encode_edge_cases);
     tcase_add_test(tc, decode_and_lookups);
+    tcase_add_test(tc, normalized_added_token);
     tcase_add_test(tc, gpt2_byte_level_regex);
     tcase_add_test(tc, threads_share_a_tokenizer);
     tcase_add_test(tc, malformed_json);

@@ -1,0 +1,165 @@
+// Greedy decoding for the MATCH metric. Sequences of one forward have
+// different lengths; they are right-padded, which is exact under causal
+// attention (a pad never precedes a real token), and each sequence reads its
+// next token from the logits at its own last position.
+#include "generate.hpp"
+
+#include "failure.hpp"
+
+#include "bosch/text.h"
+
+#include <algorithm>
+
+namespace bosch_torch {
+
+namespace {
+
+struct Seq {
+    std::vector<int32_t> ids; // prompt + generated so far
+    size_t prompt = 0;
+    int64_t max_new = 0;
+    bool done = false;
+};
+
+int64_t max_new_of(const Sample &s) {
+    if (s.max_new > 0)
+        return s.max_new;
+    // Not given: room for the answer tokens plus a short preamble.
+    return int64_t(s.answer.size()) + 16;
+}
+
+// Continues every sequence of `seqs` greedily; `units` [B, L, G] bool or
+// undefined (all full).
+void run_greedy(Model &m, const Task &task, const Window &w, std::vector<Seq> &seqs,
+                const torch::Tensor &units, int64_t *layer_rows) {
+    const int64_t B = int64_t(seqs.size()), L = m.layers(), H = m.hidden();
+    const torch::Device dev = m.device();
+    int64_t steps = 0;
+    for (const Seq &s : seqs)
+        steps = std::max(steps, s.max_new);
+    for (int64_t step = 0; step < steps; step++) {
+        std::vector<int64_t> active;
+        for (int64_t b = 0; b < B; b++)
+            if (!seqs[size_t(b)].done)
+                active.push_back(b);
+        if (active.empty())
+            break;
+        int64_t T = 0;
+        for (int64_t b : active)
+            T = std::max<int64_t>(T, int64_t(seqs[size_t(b)].ids.size()));
+        const int64_t A = int64_t(active.size());
+        std::vector<int64_t> tok(size_t(A * T), 0);
+        std::vector<int64_t> last(static_cast<size_t>(A));
+        for (int64_t i = 0; i < A; i++) {
+            const Seq &s = seqs[size_t(active[size_t(i)])];
+            std::copy(s.ids.begin(), s.ids.end(), tok.begin() + long(i * T));
+            last[size_t(i)] = i * T + int64_t(s.ids.size()) - 1;
+        }
+        auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+        torch::Tensor tokens = torch::from_blob(tok.data(), {A, T}, i64).to(dev).clone();
+        torch::Tensor rows = torch::from_blob(last.data(), {A}, i64).to(dev).clone();
+        torch::Tensor u;
+        if (units.defined())
+            u = units.index_select(0, torch::from_blob(active.data(), {A}, i64).to(dev).clone());
+        torch::Tensor h = m.run_layers(m.embed(tokens), u, w, 0, L);
+        if (layer_rows)
+            *layer_rows += A * L;
+        torch::Tensor next = m.logits(h.reshape({A * T, H}).index_select(0, rows))
+                                 .argmax(-1)
+                                 .to(torch::kCPU)
+                                 .contiguous();
+        const int64_t *np = next.data_ptr<int64_t>();
+        for (int64_t i = 0; i < A; i++) {
+            Seq &s = seqs[size_t(active[size_t(i)])];
+            const int32_t id = int32_t(np[i]);
+            // A row the tokenizer has no token for (an untrained embedding
+            // row past the vocabulary) ends the continuation like a special
+            // token, but cannot be decoded, so it is not kept.
+            if (!bosch_tokenizer_token(task.tokenizer, id)) {
+                s.done = true;
+                continue;
+            }
+            s.ids.push_back(id);
+            if (bosch_tokenizer_is_special(task.tokenizer, id) ||
+                int64_t(s.ids.size() - s.prompt) >= s.max_new)
+                s.done = true;
+        }
+    }
+}
+
+double match_of(const Task &task, const Sample &sm, const Seq &s) {
+    char *text = nullptr;
+    size_t len = 0;
+    const int rc = bosch_tokenizer_decode(task.tokenizer, s.ids.data() + s.prompt,
+                                          s.ids.size() - s.prompt, BOSCH_DECODE_SKIP_SPECIAL,
+                                          &text, &len);
+    if (rc != BOSCH_OK)
+        throw Failure(rc == BOSCH_E_NOMEM ? BOSCH_E_NOMEM : BOSCH_E_EVALUATOR,
+                      "cannot decode a generated continuation");
+    std::vector<const char *> ans;
+    for (const std::string &a : sm.answers)
+        ans.push_back(a.c_str());
+    const double v = bosch_text_match_all(text, ans.data(), ans.size());
+    bosch_text_free(text);
+    return v;
+}
+
+void check_match_task(const Task &task) {
+    if (!task.tokenizer)
+        invalid("the match metric needs a task made from text (bosch_torch_task_from_text)");
+    for (size_t i = 0; i < task.samples.size(); i++)
+        if (task.samples[i].answers.empty())
+            invalid("task sample " + std::to_string(i) + " has no answer strings");
+}
+
+} // namespace
+
+void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *masks, size_t n,
+                  uint32_t batch, double *scores, int64_t *layer_rows) {
+    check_match_task(task);
+    const int64_t L = m.layers(), G = m.kv_heads(), M = int64_t(task.samples.size());
+    const size_t units = size_t(L * G);
+    const size_t per = std::max<uint32_t>(1, batch);
+    for (size_t c0 = 0; c0 < n; c0 += per) {
+        const size_t k = std::min(per, n - c0);
+        std::vector<Seq> seqs;
+        std::vector<uint8_t> um(size_t(k) * size_t(M) * units);
+        for (size_t c = 0; c < k; c++)
+            for (int64_t b = 0; b < M; b++) {
+                const Sample &sm = task.samples[size_t(b)];
+                seqs.push_back(Seq{sm.prompt, sm.prompt.size(), max_new_of(sm), false});
+                for (size_t u = 0; u < units; u++)
+                    um[(c * size_t(M) + size_t(b)) * units + u] =
+                        masks[(c0 + c) * units + u] != 0;
+            }
+        torch::Tensor ut = torch::from_blob(um.data(), {int64_t(k) * M, L, G},
+                                            torch::TensorOptions().dtype(torch::kUInt8))
+                               .to(m.device(), torch::kBool);
+        run_greedy(m, task, w, seqs, ut, layer_rows);
+        for (size_t c = 0; c < k; c++) {
+            double sum = 0.0;
+            for (int64_t b = 0; b < M; b++)
+                sum += match_of(task, task.samples[size_t(b)], seqs[c * size_t(M) + size_t(b)]);
+            scores[c0 + c] = sum / double(M);
+        }
+    }
+}
+
+std::vector<int32_t> greedy_continue(Model &m, const Task &task, const Window &w,
+                                     const std::vector<int32_t> &prompt, const uint8_t *mask,
+                                     int64_t max_new) {
+    if (!task.tokenizer)
+        invalid("greedy decoding needs a tokenizer");
+    std::vector<Seq> seqs{Seq{prompt, prompt.size(), max_new, false}};
+    torch::Tensor u;
+    if (mask) {
+        const int64_t L = m.layers(), G = m.kv_heads();
+        std::vector<uint8_t> um(mask, mask + L * G);
+        u = torch::from_blob(um.data(), {1, L, G}, torch::TensorOptions().dtype(torch::kUInt8))
+                .to(m.device(), torch::kBool);
+    }
+    run_greedy(m, task, w, seqs, u, nullptr);
+    return std::vector<int32_t>(seqs[0].ids.begin() + long(prompt.size()), seqs[0].ids.end());
+}
+
+} // namespace bosch_torch

@@ -1,0 +1,31 @@
+// RULER-style scoring: greedy continuation, then string match.
+#pragma once
+
+#include "model.hpp"
+#include "tasks.hpp"
+
+#include <cstdint>
+
+namespace bosch_torch {
+
+// Scores n unit masks (n x layers*kv_heads bytes, nonzero = SWA): for each
+// mask, every sample's prompt is continued greedily by up to its
+// max_new_tokens (stopping at a special token, or at an id the tokenizer
+// has no token for, which is not kept), the continuation is decoded
+// with the task's tokenizer (special tokens left out) and scored by RULER's
+// string_match_all against its answers; the score is the mean over samples.
+// At most `batch` candidates x all samples per forward. Each generated token
+// re-runs the whole sequence (no KV cache): cost grows with max_new_tokens.
+// `layer_rows` (may be null) accumulates batch rows x layers run.
+// Throws Failure(BOSCH_E_INVALID) for a task without a tokenizer or answers.
+void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *masks, size_t n,
+                  uint32_t batch, double *scores, int64_t *layer_rows);
+
+// The greedy continuation of one prompt with all-full attention (for
+// `bosch eval` and tests): up to max_new tokens, stopping after a special
+// token (included).
+std::vector<int32_t> greedy_continue(Model &m, const Task &task, const Window &w,
+                                     const std::vector<int32_t> &prompt, const uint8_t *mask,
+                                     int64_t max_new);
+
+} // namespace bosch_torch
