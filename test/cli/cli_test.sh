@@ -151,27 +151,30 @@ if [ "$MODE" = text ]; then
     R="--model $T/model --device cpu --context 256 --samples 2 --window 32 --sink 4"
     expect 1 "unknown task" "$BOSCH" search $R --task ruler:niah_nothing
     # A RULER task found through the model's tokenizer.json, searched, saved,
-    # then scored on the held-out seed with RULER's string match.
+    # then scored on the held-out seed (the mask's metric, logprob).
     expect 0 "wrote" "$BOSCH" search $R --task ruler:niah_multikey_2 --metric logprob \
         --budget 16 --ratio 0.5 --out "$T/r"
     grep -q "task ruler:niah_multikey_2" "$T/out" || fail "search: task not named"
     flat "$T/r.json" | grep -q '"task":"ruler:niah_multikey_2"' || fail "result: task not recorded"
     flat "$T/r.json" | grep -q '"ruler":{"context":256,' || fail "result: RULER context not recorded"
-    expect 0 "score" "$BOSCH" eval --mask "$T/r.json" --model "$T/model" --device cpu --metric match \
-        --samples 2
-    grep -q "task ruler:niah_multikey_2 (seed 1)" "$T/out" || fail "eval: not the held-out seed 1"
+    expect 0 "score" "$BOSCH" eval --mask "$T/r.json" --model "$T/model" --device cpu --samples 2
+    grep -q "task ruler:niah_multikey_2 (seed 1), metric logprob" "$T/out" ||
+        fail "eval: not the held-out seed 1"
     # A text JSONL task (messages and plain text, prompts of two lengths), with
-    # an explicit --tokenizer, in bf16, scoring the saved mask (a search on a
-    # random model may find full attention no better than SWA: BOSCH_E_ANCHORS).
+    # an explicit --tokenizer, in bf16, scoring the saved mask with RULER's
+    # string match on short continuations (a search on a random model may
+    # find full attention no better than SWA: BOSCH_E_ANCHORS; the match
+    # metric itself is checked against an independent loop in torch-text).
     printf '%s\n' \
-        '{"messages": [{"role": "user", "content": "The secret number is 4821. What is the secret number?"}], "answers": ["4821"], "answer_prefix": "The secret number is"}' \
-        '{"text": "Remember: the pass code is 77. Long filler text follows here, and more filler text, and more. The pass code is", "answers": ["77"]}' \
+        '{"messages": [{"role": "user", "content": "The secret number is 4821. What is the secret number?"}], "answers": ["4821"], "answer_prefix": "The secret number is", "max_new_tokens": 6}' \
+        '{"text": "Remember: the pass code is 77. Long filler text follows here, and more filler text, and more. The pass code is", "answers": ["77"], "max_new_tokens": 6}' \
         >"$T/text.jsonl"
     mkdir "$T/m2" && cp "$T/model/config.json" "$T/model/model.safetensors" "$T/m2/"
     expect 0 "score" "$BOSCH" eval --mask "$T/r.json" --model "$T/m2" \
         --tokenizer "$T/model/tokenizer.json" --device cpu --dtype bf16 --task "$T/text.jsonl" \
-        --metric logprob --window 4 --sink 1
+        --metric match --window 4 --sink 1
     grep -q "bf16 on cpu" "$T/out" || fail "eval: bf16 not reported"
+    grep -q "metric match" "$T/out" || fail "eval: not the match metric"
     grep -q "task $T/text.jsonl" "$T/out" || fail "eval: text task not used"
     echo '{"text": "x", "answers": []}' >"$T/bad.jsonl"
     expect 1 "answers" "$BOSCH" search $R --task "$T/bad.jsonl"
