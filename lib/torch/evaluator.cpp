@@ -105,8 +105,8 @@ Evaluator::Evaluator(Model &model, const Task &task, Window w, Metric metric)
     if (metric != Metric::Exact && metric != Metric::Logprob && metric != Metric::Match)
         invalid("unknown metric");
     check_task(model, task, w);
-    if (metric == Metric::Match && !task.tokenizer)
-        invalid("the match metric needs a task made from text (bosch_torch_task_from_text)");
+    if (metric == Metric::Match)
+        check_match_task(task);
     M_ = int64_t(task.samples.size());
     cache_budget_ = default_cache_budget(model.device());
     make_buckets();

@@ -104,6 +104,8 @@ double match_of(const Task &task, const Sample &sm, const Seq &s) {
     return v;
 }
 
+} // namespace
+
 void check_match_task(const Task &task) {
     if (!task.tokenizer)
         invalid("the match metric needs a task made from text (bosch_torch_task_from_text)");
@@ -111,8 +113,6 @@ void check_match_task(const Task &task) {
         if (task.samples[i].answers.empty())
             invalid("task sample " + std::to_string(i) + " has no answer strings");
 }
-
-} // namespace
 
 void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *masks, size_t n,
                   uint32_t batch, double *scores, int64_t *layer_rows) {
@@ -143,23 +143,6 @@ void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *ma
             scores[c0 + c] = sum / double(M);
         }
     }
-}
-
-std::vector<int32_t> greedy_continue(Model &m, const Task &task, const Window &w,
-                                     const std::vector<int32_t> &prompt, const uint8_t *mask,
-                                     int64_t max_new) {
-    if (!task.tokenizer)
-        invalid("greedy decoding needs a tokenizer");
-    std::vector<Seq> seqs{Seq{prompt, prompt.size(), max_new, false}};
-    torch::Tensor u;
-    if (mask) {
-        const int64_t L = m.layers(), G = m.kv_heads();
-        std::vector<uint8_t> um(mask, mask + L * G);
-        u = torch::from_blob(um.data(), {1, L, G}, torch::TensorOptions().dtype(torch::kUInt8))
-                .to(m.device(), torch::kBool);
-    }
-    run_greedy(m, task, w, seqs, u, nullptr);
-    return std::vector<int32_t>(seqs[0].ids.begin() + long(prompt.size()), seqs[0].ids.end());
 }
 
 } // namespace bosch_torch

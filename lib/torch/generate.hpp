@@ -21,11 +21,9 @@ namespace bosch_torch {
 void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *masks, size_t n,
                   uint32_t batch, double *scores, int64_t *layer_rows);
 
-// The greedy continuation of one prompt with all-full attention (for
-// `bosch eval` and tests): up to max_new tokens, stopping after a special
-// token (included).
-std::vector<int32_t> greedy_continue(Model &m, const Task &task, const Window &w,
-                                     const std::vector<int32_t> &prompt, const uint8_t *mask,
-                                     int64_t max_new);
+// Throws Failure(BOSCH_E_INVALID) unless `task` can be scored by the match
+// metric (made from text: a tokenizer and answer strings). The evaluator
+// checks this when it opens; match_scores again on every call.
+void check_match_task(const Task &task);
 
 } // namespace bosch_torch
