@@ -210,6 +210,25 @@ static int open_task(struct settings *s, struct backend *b)
     return 0;
 }
 
+/* A hybrid config's sliding layers (fixed SWA in every search), appended
+ * to the description: "; config: layers 1,3 slide over 512 tokens". */
+static void describe_sliding(struct backend *b)
+{
+    uint32_t w = bosch_torch_model_sliding_window(b->m);
+    if (!w)
+        return;
+    size_t n = strlen(b->desc);
+    n += (size_t)snprintf(b->desc + n, sizeof b->desc - n, "; config: layer");
+    const char *sep = " ";
+    for (uint32_t l = 0; l < b->L && n < sizeof b->desc; l++)
+        if (bosch_torch_model_layer_sliding(b->m, l) == 1) {
+            n += (size_t)snprintf(b->desc + n, sizeof b->desc - n, "%s%u", sep, l);
+            sep = ",";
+        }
+    if (n < sizeof b->desc)
+        snprintf(b->desc + n, sizeof b->desc - n, " slide over %u tokens (fixed SWA)", w);
+}
+
 int backend_open(struct settings *s, struct backend *b)
 {
     memset(b, 0, sizeof *b);
@@ -231,6 +250,7 @@ int backend_open(struct settings *s, struct backend *b)
     snprintf(b->desc, sizeof b->desc, "%s on %s, %.1f MiB of parameters",
              bosch_torch_dtype_name(held), bosch_torch_model_device(b->m),
              (double)bytes / (1024.0 * 1024.0));
+    describe_sliding(b);
     if (open_tokenizer(s, b) || open_task(s, b))
         return EXIT_ERROR;
     int metric = !strcmp(s->metric, "logprob") ? BOSCH_TORCH_METRIC_LOGPROB

@@ -15,7 +15,7 @@ struct backend {
     bosch_torch_evaluator *e;
     uint32_t L, G, H, V;
     const char *dir;
-    char desc[128]; /* "bf16 on cpu, 3.4 MiB of parameters" */
+    char desc[512]; /* "bf16 on cpu, 3.4 MiB of parameters" */
 };
 
 /* Loads s->model, its tokenizer (--tokenizer, else DIR/tokenizer.json when

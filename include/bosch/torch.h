@@ -145,9 +145,23 @@ BOSCH_TORCH_API const char *bosch_torch_model_last_error(const bosch_torch_model
 BOSCH_TORCH_API int bosch_torch_model_shape(const bosch_torch_model *m, uint32_t *layers,
                                             uint32_t *kv_groups, uint32_t *heads_per_group,
                                             uint32_t *vocab);
-/* A problem of the model's shape (target ratio 0.5), owned by the caller;
- * NULL (with bosch_torch_create_error()) for a NULL model or no memory. */
+/* A problem of the model's shape (target ratio 0.5), owned by the caller,
+ * with the units of the config's sliding layers (below) fixed to SWA; NULL
+ * (with bosch_torch_create_error()) for a NULL model or no memory. */
 BOSCH_TORCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model *m);
+/* Hybrid checkpoints: a config.json with use_sliding_window = true and
+ * sliding_window W makes some layers sliding-window attention, those named
+ * "sliding_attention" in layer_types or, without layer_types, the layers
+ * from max_window_layers (default 28) on, as transformers' Qwen3 reads it.
+ * Every KV group of such a layer attends to the last W tokens (itself
+ * included) with no sink tokens, whatever mask, window and sink a forward
+ * is given: the model is run as the config defines it, and a search treats
+ * those units as fixed SWA. The config's W when at least one layer slides,
+ * else 0 (also for NULL). */
+BOSCH_TORCH_API uint32_t bosch_torch_model_sliding_window(const bosch_torch_model *m);
+/* 1 when the config makes `layer` sliding, 0 when it is full attention;
+ * BOSCH_E_INVALID for a NULL model or a layer out of range. */
+BOSCH_TORCH_API int bosch_torch_model_layer_sliding(const bosch_torch_model *m, uint32_t layer);
 
 /* One forward pass of `batch` sequences of `len` tokens, each with its own
  * unit mask (masks: batch x units bytes, 1 = that (layer, KV group) attends

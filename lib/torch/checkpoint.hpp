@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace bosch_torch {
 
@@ -15,6 +16,11 @@ struct Qwen3Config {
             num_attention_heads = 0, num_key_value_heads = 0, head_dim = 0;
     double rms_norm_eps = 0.0, rope_theta = 0.0;
     bool tie_word_embeddings = false;
+    // Hybrid models (layer_types / use_sliding_window + max_window_layers):
+    // layer_sliding[l] = 1 when the config makes layer l sliding-window
+    // attention over sliding_window tokens (0 when no layer slides).
+    std::vector<uint8_t> layer_sliding;
+    int64_t sliding_window = 0;
 };
 
 using TensorMap = std::map<std::string, torch::Tensor>;

@@ -83,6 +83,75 @@ std::string num(double x) {
     return buf;
 }
 
+
+// Hybrid attention as transformers' Qwen3Config reads it: sliding_window
+// counts only when use_sliding_window is true; layer_types (when given)
+// names each layer, else layers from max_window_layers (default 28) on
+// slide. A sliding layer then attends to the last sliding_window tokens,
+// itself included, with no sink tokens (masking_utils' sliding window).
+std::string read_sliding_layers(json_object *r, Qwen3Config &cfg) {
+    const size_t L = size_t(cfg.num_hidden_layers);
+    cfg.layer_sliding.assign(L, 0);
+    cfg.sliding_window = 0;
+    bool use = false;
+    if (json_object *u = field(r, "use_sliding_window")) {
+        if (json_object_get_type(u) != json_type_boolean)
+            return std::string("field use_sliding_window must be a boolean (got ") +
+                   jsonu::type_name(u) + ")";
+        use = json_object_get_boolean(u) != 0;
+    }
+    int64_t window = 0; // 0 = None, as transformers has it when use_sliding_window is false
+    json_object *w = field(r, "sliding_window");
+    if (use) {
+        if (!w || json_object_get_type(w) == json_type_null)
+            return "use_sliding_window is true but sliding_window is not set";
+        std::string e = get_int(r, "sliding_window", window);
+        if (!e.empty())
+            return e;
+    }
+    json_object *lt = field(r, "layer_types");
+    if (lt && json_object_get_type(lt) != json_type_null) {
+        if (json_object_get_type(lt) != json_type_array)
+            return std::string("field layer_types must be an array (got ") +
+                   jsonu::type_name(lt) + ")";
+        if (json_object_array_length(lt) != L)
+            return "layer_types has " + std::to_string(json_object_array_length(lt)) +
+                   " entries for " + std::to_string(L) + " layers";
+        for (size_t i = 0; i < L; i++) {
+            json_object *e = json_object_array_get_idx(lt, i);
+            std::string t = e && json_object_get_type(e) == json_type_string
+                                ? json_object_get_string(e)
+                                : std::string();
+            if (t == "sliding_attention")
+                cfg.layer_sliding[i] = 1;
+            else if (t != "full_attention")
+                return "layer_types[" + std::to_string(i) + "] is " +
+                       (e ? json_object_to_json_string(e) : "null") +
+                       " (only \"full_attention\" and \"sliding_attention\" are supported)";
+        }
+    } else if (window > 0) {
+        int64_t first = 28; // transformers' default max_window_layers
+        json_object *m = field(r, "max_window_layers");
+        if (m && json_object_get_type(m) != json_type_null) {
+            if (json_object_get_type(m) != json_type_int || json_object_get_int64(m) < 0)
+                return std::string("field max_window_layers must be a non-negative integer (got ") +
+                       json_object_to_json_string(m) + ")";
+            first = json_object_get_int64(m);
+        }
+        for (size_t i = 0; i < L; i++)
+            cfg.layer_sliding[i] = int64_t(i) >= first;
+    }
+    size_t n = 0;
+    for (uint8_t v : cfg.layer_sliding)
+        n += v;
+    if (n && window == 0)
+        return "layer_types names sliding_attention layers but use_sliding_window is not true "
+               "(transformers then has no sliding_window and refuses the model)";
+    if (n)
+        cfg.sliding_window = window;
+    return "";
+}
+
 } // namespace
 
 std::string load_config(const std::string &dir, Qwen3Config &cfg) {
@@ -212,24 +281,9 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
         if (json_object_get_boolean(b))
             return P + ": attention_bias = true is not supported";
     }
-    if (json_object *s = field(r, "use_sliding_window")) {
-        if (json_object_get_type(s) == json_type_boolean && json_object_get_boolean(s))
-            return P + ": use_sliding_window = true is not supported (the model must "
-                       "use full attention in every layer)";
-    }
-    if (json_object *lt = field(r, "layer_types")) {
-        if (json_object_get_type(lt) == json_type_array) {
-            size_t n = json_object_array_length(lt);
-            for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(lt, i);
-                if (!e || json_object_get_type(e) != json_type_string ||
-                    std::string(json_object_get_string(e)) != "full_attention")
-                    return P + ": layer_types[" + std::to_string(i) + "] is " +
-                           (e ? json_object_to_json_string(e) : "null") +
-                           " (only full_attention is supported)";
-            }
-        }
-    }
+    err = read_sliding_layers(r, cfg);
+    if (!err.empty())
+        return P + ": " + err;
     return "";
 }
 

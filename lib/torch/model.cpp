@@ -243,9 +243,13 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
     torch::Tensor q5 = q.view({B, G, r, T, D});
     torch::Tensor out = torch::empty({B, G, r, T, D}, q.options());
 
+    // A layer the config makes sliding (hybrid models) slides in every group,
+    // over the config's window without sink tokens, whatever the unit mask.
+    const bool layer_slides =
+        size_t(layer) < cfg_.layer_sliding.size() && cfg_.layer_sliding[size_t(layer)];
     // Per-batch-element unit masks of this layer.
     torch::Tensor swa_units; // bool [B, G, 1, 1, 1] or undefined
-    if (units.defined()) {
+    if (units.defined() && !layer_slides) {
         torch::Tensor m = units.select(1, layer); // [B, G]
         if (m.any().item<bool>())
             swa_units = m.view({B, G, 1, 1, 1});
@@ -269,7 +273,9 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
         torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
         torch::Tensor kj = torch::arange(0, t1, i64).unsqueeze(0);  // [1, t1]
         torch::Tensor allowed = kj <= qi;                            // causal [n, t1]
-        if (swa_units.defined()) {
+        if (layer_slides) {
+            allowed = allowed & (kj > qi - cfg_.sliding_window);
+        } else if (swa_units.defined()) {
             torch::Tensor swa = allowed & ((kj > qi - w.window) | (kj < w.sink));
             allowed = torch::where(swa_units, swa, allowed); // [B, G, 1, n, t1]
         }

@@ -463,7 +463,24 @@ BOSCH_TORCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model
                            bosch_create_status() != BOSCH_OK ? bosch_create_status()
                                                              : BOSCH_E_NOMEM,
                            bosch_create_error());
+    // The config's sliding layers are SWA whatever the mask says.
+    const Qwen3Config &c = md.config();
+    for (size_t l = 0; l < c.layer_sliding.size(); l++)
+        if (c.layer_sliding[l])
+            for (uint32_t g = 0; g < uint32_t(md.kv_heads()); g++)
+                bosch_problem_fix_unit(p, uint32_t(l), g, BOSCH_FIX_SWA);
     return p;
+}
+
+BOSCH_TORCH_API uint32_t bosch_torch_model_sliding_window(const bosch_torch_model *m) {
+    return m && m->model ? uint32_t(m->model->config().sliding_window) : 0;
+}
+
+BOSCH_TORCH_API int bosch_torch_model_layer_sliding(const bosch_torch_model *m, uint32_t layer) {
+    if (!m || !m->model || layer >= uint32_t(m->model->layers()))
+        return BOSCH_E_INVALID;
+    const std::vector<uint8_t> &ls = m->model->config().layer_sliding;
+    return layer < ls.size() && ls[layer] ? 1 : 0;
 }
 
 BOSCH_TORCH_API int bosch_torch_model_forward(bosch_torch_model *m, const int32_t *tokens,

@@ -420,6 +420,166 @@ static std::string config_with(const TinySpec &s, const std::function<void(json_
     return load_config(dir, c);
 }
 
+// Loads a config edited by `edit`; the sliding layers and window it gives.
+static std::string hybrid(const TinySpec &s, const std::function<void(json_object *)> &edit,
+                          std::vector<uint8_t> &layers, int64_t &window) {
+    std::string dir = subdir("cfg_hybrid");
+    std::string e = write_tiny_qwen3(dir, s);
+    if (!e.empty())
+        return e;
+    json_object *root = json_tokener_parse(tiny_config_json(s).c_str());
+    edit(root);
+    e = write_file(dir + "/config.json", json_object_to_json_string(root));
+    json_object_put(root);
+    if (!e.empty())
+        return e;
+    Qwen3Config c;
+    e = load_config(dir, c);
+    layers = c.layer_sliding;
+    window = c.sliding_window;
+    return e;
+}
+
+static json_object *types(std::initializer_list<const char *> t) {
+    json_object *a = json_object_new_array();
+    for (const char *x : t)
+        json_object_array_add(a, x ? json_object_new_string(x) : json_object_new_int(7));
+    return a;
+}
+
+static void test_hybrid_config(TinySpec s) {
+    s.layers = 3;
+    std::vector<uint8_t> L;
+    int64_t W = -1;
+    auto set = [](json_object *r, const char *k, json_object *v) {
+        json_object_object_del(r, k);
+        json_object_object_add(r, k, v);
+    };
+    // The tiny config (use_sliding_window false, as real Qwen3 checkpoints): no sliding layer.
+    EXPECT_OK(hybrid(s, [](json_object *) {}, L, W));
+    EXPECT(L == std::vector<uint8_t>({0, 0, 0}) && W == 0);
+    // layer_types + sliding_window.
+    auto lt = [&](json_object *r) {
+        set(r, "use_sliding_window", json_object_new_boolean(1));
+        set(r, "sliding_window", json_object_new_int(5));
+        set(r, "layer_types", types({"full_attention", "sliding_attention", "sliding_attention"}));
+    };
+    EXPECT_OK(hybrid(s, lt, L, W));
+    EXPECT(L == std::vector<uint8_t>({0, 1, 1}) && W == 5);
+    // All full layer_types (what newer transformers write for a plain model).
+    EXPECT_OK(hybrid(
+        s,
+        [&](json_object *r) {
+            set(r, "layer_types", types({"full_attention", "full_attention", "full_attention"}));
+        },
+        L, W));
+    EXPECT(L == std::vector<uint8_t>({0, 0, 0}) && W == 0);
+    // No layer_types: layers from max_window_layers on slide.
+    EXPECT_OK(hybrid(
+        s,
+        [&](json_object *r) {
+            set(r, "use_sliding_window", json_object_new_boolean(1));
+            set(r, "sliding_window", json_object_new_int(7));
+            set(r, "max_window_layers", json_object_new_int(2));
+        },
+        L, W));
+    EXPECT(L == std::vector<uint8_t>({0, 0, 1}) && W == 7);
+    // ... with transformers' default max_window_layers (28): none of 3 layers.
+    EXPECT_OK(hybrid(
+        s,
+        [&](json_object *r) {
+            set(r, "use_sliding_window", json_object_new_boolean(1));
+            set(r, "sliding_window", json_object_new_int(7));
+            json_object_object_del(r, "max_window_layers");
+        },
+        L, W));
+    EXPECT(L == std::vector<uint8_t>({0, 0, 0}) && W == 0);
+    // use_sliding_window false: sliding_window and max_window_layers do nothing.
+    EXPECT_OK(hybrid(
+        s,
+        [&](json_object *r) {
+            set(r, "sliding_window", json_object_new_int(7));
+            set(r, "max_window_layers", json_object_new_int(0));
+        },
+        L, W));
+    EXPECT(L == std::vector<uint8_t>({0, 0, 0}) && W == 0);
+    // Refused, each by name.
+    EXPECT_ERR(hybrid(
+                   s,
+                   [&](json_object *r) {
+                       lt(r);
+                       set(r, "use_sliding_window", json_object_new_boolean(0));
+                   },
+                   L, W),
+               "sliding_attention", "use_sliding_window");
+    EXPECT_ERR(hybrid(
+                   s,
+                   [&](json_object *r) {
+                       lt(r);
+                       set(r, "layer_types", types({"full_attention", "chunked_attention",
+                                                    "full_attention"}));
+                   },
+                   L, W),
+               "layer_types[1]", "chunked_attention");
+    EXPECT_ERR(hybrid(
+                   s,
+                   [&](json_object *r) {
+                       lt(r);
+                       set(r, "layer_types", types({"full_attention", nullptr, "full_attention"}));
+                   },
+                   L, W),
+               "layer_types[1]", "7");
+    EXPECT_ERR(hybrid(
+                   s,
+                   [&](json_object *r) {
+                       lt(r);
+                       set(r, "layer_types", types({"full_attention", "sliding_attention"}));
+                   },
+                   L, W),
+               "layer_types has 2 entries", "3 layers");
+    EXPECT_ERR(hybrid(
+                   s,
+                   [&](json_object *r) {
+                       lt(r);
+                       set(r, "layer_types", json_object_new_string("sliding_attention"));
+                   },
+                   L, W),
+               "layer_types", "array");
+    EXPECT_ERR(hybrid(
+                   s,
+                   [&](json_object *r) {
+                       lt(r);
+                       set(r, "sliding_window", nullptr);
+                   },
+                   L, W),
+               "sliding_window", "not set");
+    EXPECT_ERR(hybrid(
+                   s,
+                   [&](json_object *r) {
+                       lt(r);
+                       set(r, "sliding_window", json_object_new_int(0));
+                   },
+                   L, W),
+               "sliding_window", "positive");
+    EXPECT_ERR(hybrid(
+                   s,
+                   [&](json_object *r) {
+                       lt(r);
+                       set(r, "use_sliding_window", json_object_new_string("yes"));
+                   },
+                   L, W),
+               "use_sliding_window", "boolean");
+    EXPECT_ERR(hybrid(
+                   s,
+                   [&](json_object *r) {
+                       set(r, "use_sliding_window", json_object_new_boolean(1));
+                       set(r, "sliding_window", json_object_new_int(4));
+                       set(r, "max_window_layers", json_object_new_int(-1));
+                   },
+                   L, W),
+               "max_window_layers", "non-negative");
+}
+
 static void test_config() {
     TinySpec s;
     const char *required[] = {"architectures",       "vocab_size",        "hidden_size",
@@ -649,23 +809,8 @@ static void test_config() {
                    },
                    "cfg"),
                "attention_bias");
-    EXPECT_ERR(config_with(
-                   s,
-                   [&](json_object *r) {
-                       json_object_object_add(r, "use_sliding_window", json_object_new_boolean(1));
-                   },
-                   "cfg"),
-               "use_sliding_window");
-    EXPECT_ERR(config_with(
-                   s,
-                   [&](json_object *r) {
-                       json_object *a = json_object_new_array();
-                       json_object_array_add(a, json_object_new_string("full_attention"));
-                       json_object_array_add(a, json_object_new_string("sliding_attention"));
-                       json_object_object_add(r, "layer_types", a);
-                   },
-                   "cfg"),
-               "layer_types[1]", "sliding_attention");
+    // Hybrid configs as transformers' Qwen3Config reads them.
+    test_hybrid_config(s);
     // Not JSON / not an object / absent.
     {
         std::string dir = subdir("cfg_bad");

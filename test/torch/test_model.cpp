@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <json-c/json.h>
 #include <random>
 #include <string>
 #include <vector>
@@ -977,6 +978,76 @@ static void test_jsonl_errors() {
     EXPECT_MSG("bosch_torch_task_read_jsonl: path must not be NULL");
 }
 
+// A hybrid config (layer 1 of 3 sliding over 3 tokens) runs that layer as a
+// plain model runs it with its units SWA, window 3 and no sink, whatever
+// mask, window and sink the forward is given; the problem fixes its units.
+static void test_hybrid(const std::string &plain_dir) {
+    const TinySpec spec = gqa_spec();
+    const std::string dir = write_model("hybrid", spec);
+    json_object *r = json_tokener_parse(tiny_config_json(spec).c_str());
+    json_object_object_add(r, "use_sliding_window", json_object_new_boolean(1));
+    json_object_object_add(r, "sliding_window", json_object_new_int(3));
+    json_object *lt = json_object_new_array();
+    for (const char *t : {"full_attention", "sliding_attention", "full_attention"})
+        json_object_array_add(lt, json_object_new_string(t));
+    json_object_object_add(r, "layer_types", lt);
+    EXPECT(write_file(dir + "/config.json", json_object_to_json_string(r)).empty());
+    json_object_put(r);
+
+    bosch_torch_model *h = nullptr, *p = nullptr;
+    EXPECT_ST(created(h = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
+                                                 BOSCH_TORCH_DTYPE_F32)),
+              BOSCH_OK);
+    EXPECT_ST(created(p = bosch_torch_model_open(plain_dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
+                                                 BOSCH_TORCH_DTYPE_F32)),
+              BOSCH_OK);
+    if (!h || !p) {
+        bosch_torch_model_free(h);
+        bosch_torch_model_free(p);
+        return;
+    }
+    EXPECT(bosch_torch_model_sliding_window(h) == 3);
+    EXPECT(bosch_torch_model_sliding_window(p) == 0);
+    EXPECT(bosch_torch_model_layer_sliding(h, 0) == 0);
+    EXPECT(bosch_torch_model_layer_sliding(h, 1) == 1);
+    EXPECT(bosch_torch_model_layer_sliding(h, 2) == 0);
+    EXPECT(bosch_torch_model_layer_sliding(h, 3) == BOSCH_E_INVALID);
+    EXPECT(bosch_torch_model_layer_sliding(nullptr, 0) == BOSCH_E_INVALID);
+    EXPECT(bosch_torch_model_sliding_window(nullptr) == 0);
+    bosch_problem *pr = bosch_torch_model_problem(h);
+    EXPECT(pr != nullptr);
+    if (pr) {
+        for (uint32_t l = 0; l < 3; l++)
+            for (uint32_t g = 0; g < 2; g++)
+                EXPECT(bosch_problem_unit_fix(pr, l, g) ==
+                       (l == 1 ? BOSCH_FIX_SWA : BOSCH_FIX_NONE));
+        bosch_problem_free(pr);
+    }
+
+    const size_t B = 1, T = 10, V = 50;
+    std::vector<int32_t> tok = random_tokens(B * T, 50, 11);
+    std::vector<int32_t> pos(T);
+    for (size_t i = 0; i < T; i++)
+        pos[i] = int32_t(i);
+    std::vector<float> ref(T * V), full(T * V), a(T * V), b(T * V);
+    const uint8_t layer1[6] = {0, 0, 1, 1, 0, 0};
+    EXPECT_ST(forward(p, tok.data(), B, T, layer1, 3, 0, pos.data(), T, ref.data()), BOSCH_OK);
+    EXPECT_ST(forward(p, tok.data(), B, T, nullptr, 1, 0, pos.data(), T, full.data()), BOSCH_OK);
+    EXPECT(max_diff(ref.data(), full.data(), ref.size()) > 1e-4); // the window matters here
+    // All full, and other windows, sinks and masks of layer 1: the config decides.
+    EXPECT_ST(forward(h, tok.data(), B, T, nullptr, 1, 0, pos.data(), T, a.data()), BOSCH_OK);
+    EXPECT(std::memcmp(ref.data(), a.data(), ref.size() * sizeof(float)) == 0);
+    const uint8_t mixed[6] = {0, 0, 1, 0, 0, 0};
+    EXPECT_ST(forward(h, tok.data(), B, T, mixed, 100, 4, pos.data(), T, b.data()), BOSCH_OK);
+    EXPECT(std::memcmp(ref.data(), b.data(), ref.size() * sizeof(float)) == 0);
+    // Units of the other layers still follow the mask.
+    const uint8_t layer0[6] = {1, 1, 0, 0, 0, 0};
+    EXPECT_ST(forward(h, tok.data(), B, T, layer0, 2, 0, pos.data(), T, b.data()), BOSCH_OK);
+    EXPECT(max_diff(ref.data(), b.data(), ref.size()) > 1e-4);
+    bosch_torch_model_free(h);
+    bosch_torch_model_free(p);
+}
+
 int main() {
     auto t0 = std::chrono::steady_clock::now();
     torch::manual_seed(0);
@@ -997,6 +1068,7 @@ int main() {
         }
         bosch_torch_model_free(m);
         test_unit_locality(dir);
+        test_hybrid(dir);
         test_gqa_mapping(gqa_spec());
         test_niah();
         test_niah_ids();
