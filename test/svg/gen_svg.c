@@ -11,12 +11,12 @@
 
 #include <bosch/bosch.h>
 
-enum { BARE = 0, FULL = 1, PARTIAL = 2 };
+enum { BARE = 0, FULL = 1, PARTIAL = 2, WIDE = 3 };
 
 struct shape {
     const char *name;
     uint32_t layers, kv_groups, heads_per_group;
-    int fields; /* BARE, FULL or PARTIAL */
+    int fields; /* BARE, FULL, PARTIAL or WIDE */
     int pattern; /* 0: mixed, 1: all SWA, 2: all full */
 };
 
@@ -37,6 +37,7 @@ static const struct shape shapes[] = {
     {"300x2-bare", 300, 2, 1, BARE, 0},
     {"2x200-full", 2, 200, 1, FULL, 0},
     {"12x1000-bare", 12, 1000, 1, BARE, 0},
+    {"6x6-wide-text", 6, 6, 1, WIDE, 0},
 };
 
 static int fail(const char *what, const bosch_selection *s)
@@ -88,6 +89,14 @@ static void set_fields(bosch_selection *s, const struct shape *sh)
             s, "/data/a&b <c>/Some-Model-With-A-Rather-Long-Name-v2 \"instruct\" & <chat>");
         bosch_selection_set_score(s, BOSCH_SCORE_RAW, 12.5);
         bosch_selection_set_kv_saving(s, 8192, 1024, 0);
+    } else if (sh->fields == WIDE) {
+        /* the widest characters and non-ASCII text */
+        bosch_selection_set_method(s, "WWWMMM mmm %%% @@@ \xc3\x9cn\xc3\xaf" "c\xc3\xb6" "de "
+                                      "\xe6\xa8\xa1\xe5\x9e\x8b \xe2\x9c\x93");
+        bosch_selection_set_model_path(s, "/models/\xe6\xa8\xa1\xe5\x9e\x8b-\xc3\x84\xc3\x96"
+                                          "\xc3\x9c-WWWWWWWWWWWWMMMMMMMMMMMM");
+        bosch_selection_set_metric(s, "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW");
+        bosch_selection_set_score(s, BOSCH_SCORE_NORMALIZED, -0.0625);
     }
 }
 
