@@ -691,18 +691,50 @@ START_TEST(svg_heatmap)
     const char *p = tmp_path("m.svg");
     ck_assert_int_eq(bosch_selection_write_svg(s, p), BOSCH_OK);
     char *t = read_text(p);
-    ck_assert_ptr_nonnull(strstr(t, "width=\"116\" height=\"112\""));
+    int w = 0, h = 0, vw = -1, vh = -1;
+    const char *root = strstr(t, "<svg ");
+    ck_assert_ptr_nonnull(root);
+    ck_assert_int_eq(sscanf(root, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+                                  "height=\"%d\" viewBox=\"0 0 %d %d\"", &w, &h, &vw, &vh), 4);
+    ck_assert_int_eq(w, vw);
+    ck_assert_int_eq(h, vh);
+    ck_assert_int_gt(w, 200); /* room for the title and the legend */
     ck_assert_ptr_nonnull(strstr(t, ">mask: SWA ratio 0.333</text>")); /* no method: "mask" */
+    ck_assert_ptr_nonnull(strstr(t, ">2 layers x 3 KV groups x 1 query head per group, 2 of 6 "
+                                    "units SWA</text>"));
     ck_assert_ptr_nonnull(strstr(t, "<title>layer 0 group 0: SWA</title>"));
     ck_assert_ptr_nonnull(strstr(t, "<title>layer 1 group 2: SWA</title>"));
     ck_assert_ptr_nonnull(strstr(t, "<title>layer 1 group 1: full</title>"));
+    ck_assert_ptr_nonnull(strstr(t, "class=\"layer-label\" text-anchor=\"end\">1</text>"));
+    ck_assert_ptr_nonnull(strstr(t, "class=\"group-label\" text-anchor=\"middle\">2</text>"));
+    ck_assert_ptr_nonnull(strstr(t, "class=\"ratio-label\">0.33</text>"));
+    /* nothing recorded, nothing shown */
+    ck_assert_ptr_null(strstr(t, "model:"));
+    ck_assert_ptr_null(strstr(t, "window"));
+    ck_assert_ptr_null(strstr(t, "metric"));
+    ck_assert_ptr_null(strstr(t, "evaluations"));
     ck_assert_ptr_nonnull(strstr(t, "</svg>\n"));
     free(t);
-    /* the method is XML text */
+    /* the method, model and metric are XML text; the full path a tooltip */
     bosch_selection_set_method(s, "a<b&\"c\"");
+    bosch_selection_set_model_path(s, "/m/x&y/<Model>\x01\xff/");
+    bosch_selection_set_metric(s, "logprob");
+    bosch_selection_set_score(s, BOSCH_SCORE_RAW, 0.25);
+    bosch_selection_set_score(s, BOSCH_SCORE_NORMALIZED, 0.5);
+    bosch_selection_set_target_ratio(s, 0.25);
+    bosch_selection_set_kv_saving(s, 1000, 100, 4);
+    const double imp[6] = {0.5, 1, 2, 3, 4, 5};
+    bosch_selection_set_importance(s, imp, 6);
+    ck_assert_int_eq(bosch_selection_set_evaluations(s, NULL, 42, 2), BOSCH_OK);
     ck_assert_int_eq(bosch_selection_write_svg(s, p), BOSCH_OK);
     t = read_text(p);
-    ck_assert_ptr_nonnull(strstr(t, ">a&lt;b&amp;&quot;c&quot;: SWA ratio"));
+    ck_assert_ptr_nonnull(strstr(t, ">a&lt;b&amp;&quot;c&quot;: SWA ratio 0.333 (target 0.250)<"));
+    ck_assert_ptr_nonnull(strstr(t, "<title>/m/x&amp;y/&lt;Model&gt;?\?/</title>"));
+    ck_assert_ptr_nonnull(strstr(t, ">model: &lt;Model&gt;?\?</text>"));
+    ck_assert_ptr_nonnull(strstr(t, ">window 100, sink 4, context 1000, KV saving 29.9%</text>"));
+    ck_assert_ptr_nonnull(strstr(t, ">metric logprob, score 0.25, normalized 0.5000</text>"));
+    ck_assert_ptr_nonnull(strstr(t, ">evaluations 42 (2 replayed)</text>"));
+    ck_assert_ptr_nonnull(strstr(t, "<title>layer 0 group 0: SWA, importance 0.5</title>"));
     free(t);
     bosch_selection_free(s);
 }

@@ -203,7 +203,11 @@ BOSCH_API int bosch_selection_write_json(const bosch_selection *s, const char *p
  * np.loadtxt gives a (layers, kv_groups) array). */
 BOSCH_API int bosch_selection_write_tsv(const bosch_selection *s, const char *path);
 /* Heatmap: layers top to bottom, KV groups left to right, green = full,
- * orange = SWA, a tooltip per cell. */
+ * orange = SWA, a tooltip per cell; a title (method, SWA ratio, target),
+ * the recorded fields (model, shape, window and sink, KV saving, metric
+ * and scores, evaluations), layer and KV-group numbers, each layer's SWA
+ * ratio as a bar, a legend. Cells shrink with the shape and the canvas
+ * holds every text (docs/result-format.md). */
 BOSCH_API int bosch_selection_write_svg(const bosch_selection *s, const char *path);
 
 /* ------------------------------------------------------------------------ */

@@ -1,6 +1,6 @@
-/* Writers of a selection: PREFIX.json (json-c, pretty), PREFIX.tsv (per KV
- * head, 1 = full) and PREFIX.svg (heatmap). The JSON members and their order
- * are those of docs/result-format.md. */
+/* Writers of a selection: PREFIX.json (json-c, pretty) and PREFIX.tsv (per
+ * KV head, 1 = full); PREFIX.svg is write_svg.c's. The JSON members and
+ * their order are those of docs/result-format.md. */
 #include "bosch/bosch.h"
 
 #include <errno.h>
@@ -181,95 +181,15 @@ int bosch_selection_write_json(const bosch_selection *s, const char *path)
     return BOSCH_OK;
 }
 
-/* Opens `path` for writing; NULL after sel_fail (errno kept). */
-static FILE *open_out(const bosch_selection *s, const char *path, const char *fn)
-{
-    if (!s || !path) {
-        sel_fail(s, BOSCH_E_INVALID, "%s: path is NULL", fn);
-        return NULL;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        int err = errno;
-        sel_fail(s, BOSCH_E_IO, "%s: cannot write %s: %s", fn, path, strerror(err));
-        errno = err;
-    }
-    return f;
-}
-
-static int close_out(const bosch_selection *s, FILE *f, const char *path, const char *fn)
-{
-    if (fclose(f) == 0)
-        return BOSCH_OK;
-    int err = errno;
-    sel_fail(s, BOSCH_E_IO, "%s: cannot write %s: %s", fn, path, strerror(err));
-    errno = err;
-    return BOSCH_E_IO;
-}
-
 int bosch_selection_write_tsv(const bosch_selection *s, const char *path)
 {
     static const char fn[] = "bosch_selection_write_tsv";
-    FILE *f = open_out(s, path, fn);
+    FILE *f = sel_open_out(s, path, fn);
     if (!f)
         return s && path ? BOSCH_E_IO : BOSCH_E_INVALID;
     for (uint32_t l = 0; l < s->layers; l++)
         for (uint32_t g = 0; g < s->kv_groups; g++)
             fprintf(f, "%d%c", s->mask[(size_t)l * s->kv_groups + g] ? 0 : 1,
                     g + 1 == s->kv_groups ? '\n' : '\t');
-    return close_out(s, f, path, fn);
-}
-
-/* Text content with &, <, >, " escaped. */
-static void put_xml_text(FILE *f, const char *t)
-{
-    for (; *t; t++) {
-        switch (*t) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*t, f);
-        }
-    }
-}
-
-static void svg_cells(FILE *f, const bosch_selection *s, int cell, int left, int top)
-{
-    for (uint32_t l = 0; l < s->layers; l++) {
-        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">L%u</text>\n", left - 4,
-                top + (int)l * cell + 12, l);
-        for (uint32_t g = 0; g < s->kv_groups; g++) {
-            int swa = s->mask[(size_t)l * s->kv_groups + g] != 0;
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
-                       "stroke=\"white\"><title>layer %u group %u: %s</title></rect>\n",
-                    left + (int)g * cell, top + (int)l * cell, cell, cell,
-                    swa ? "#d95f02" : "#1b9e77", l, g, swa ? "SWA" : "full");
-        }
-    }
-}
-
-int bosch_selection_write_svg(const bosch_selection *s, const char *path)
-{
-    static const char fn[] = "bosch_selection_write_svg";
-    FILE *f = open_out(s, path, fn);
-    if (!f)
-        return s && path ? BOSCH_E_IO : BOSCH_E_INVALID;
-    const int cell = 16, left = 48, top = 40;
-    int w = left + (int)s->kv_groups * cell + 20, h = top + (int)s->layers * cell + 40;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-               "font-family=\"sans-serif\" font-size=\"10\">\n", w, h);
-    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    fprintf(f, "<text x=\"%d\" y=\"14\" font-size=\"12\">", left);
-    put_xml_text(f, s->method ? s->method : "mask");
-    fprintf(f, ": SWA ratio %.3f</text>\n", bosch_selection_ratio(s));
-    fprintf(f, "<text x=\"%d\" y=\"30\">KV group &#8594;</text>\n", left);
-    svg_cells(f, s, cell, left, top);
-    int y = top + (int)s->layers * cell + 16;
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"#1b9e77\"/>"
-               "<text x=\"%d\" y=\"%d\">full</text>\n", left, y, left + 14, y + 9);
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"#d95f02\"/>"
-               "<text x=\"%d\" y=\"%d\">SWA</text>\n</svg>\n", left + 50, y, left + 64, y + 9);
-    return close_out(s, f, path, fn);
+    return sel_close_out(s, f, path, fn);
 }

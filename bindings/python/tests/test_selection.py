@@ -94,7 +94,9 @@ def test_write_prefix_and_svg(tmp_path):
     for ext in ("json", "tsv", "svg"):
         assert (tmp_path / f"out.{ext}").stat().st_size > 0
     svg = (tmp_path / "out.svg").read_text()
-    assert "baseline:bme: SWA ratio 0.500" in svg and svg.count("<title>") == 8
+    assert "baseline:bme: SWA ratio 0.500 (target 0.500)" in svg
+    assert svg.count("<title>layer ") == 8  # a tooltip per cell
+    assert "<title>/models/m</title>" in svg and ">model: m</text>" in svg
 
 
 def test_read_errors(tmp_path):
