@@ -83,10 +83,13 @@ static int export_duo(const bosch_selection *sel, const char *out)
     printf("DuoAttention: load_attn_pattern(\"%s\"), then sparsify_attention_heads(heads, "
            "sparsity=%s)\n", out, r);
     printf("kvpress: DuoAttentionPress(head_compression_ratio=%s) on this pattern\n", r);
+    /* np.loadtxt squeezes a single row or column (docs/export.md). */
     if (L == 1 || G == 1)
-        fprintf(stderr, "bosch: export: warning: with %s, np.loadtxt gives a 1-D array, which "
-                        "DuoAttention's and kvpress's loaders index wrongly; load it with "
-                        "np.loadtxt(..., ndmin=2)\n", L == 1 ? "1 layer" : "1 KV head per layer");
+        fprintf(stderr, "bosch: export: warning: with %s np.loadtxt gives a 1-D array, which %s "
+                        "index%s wrongly; load the file with np.loadtxt(..., ndmin=2)\n",
+                L == 1 ? "1 layer" : "1 KV head per layer",
+                L == 1 ? "DuoAttention's and kvpress's loaders" : "kvpress's DuoAttentionPress",
+                L == 1 ? "" : "es");
     return EXIT_OK;
 }
 
@@ -213,14 +216,18 @@ static void report_hf(const bosch_selection *sel, const bosch_selection *lsel, c
             suffix = 0;
     }
     char count[64];
-    int head_level = sel != lsel;
+    int head_level = !bosch_selection_is_layer_level(sel);
     if (head_level) {
         snprintf(count, sizeof count, "%zu of %zu KV heads", bosch_selection_swa_units(sel),
                  bosch_selection_units(sel));
         print_saving("head-level mask:", sel, count);
     }
     snprintf(count, sizeof count, "%u of %u layers", sliding, L);
-    print_saving(head_level ? "layer projection:" : "layer-level mask:", lsel, count);
+    if (!head_level && sel != lsel)
+        print_saving("layer-level mask:", sel, count);
+    print_saving(head_level ? "layer projection:" : sel != lsel ? "served (no sink):"
+                                                                : "layer-level mask:",
+                 lsel, count);
     printf("sliding layers:");
     for (uint32_t l = 0; l < L; l++)
         if (m[(size_t)l * G])
@@ -270,9 +277,13 @@ static int export_hf(const struct settings *s, const bosch_selection *sel)
     int rc = prepare_out(s->out, model);
     if (rc || join(outcfg, sizeof outcfg, s->out, "config.json"))
         return rc ? rc : EXIT_ERROR;
+    /* What is served: the projection (sink 0, unmeasured), or the mask itself
+     * when it is layer-level and was scored without sink tokens already. */
+    uint64_t sink = 0;
+    bosch_selection_kv_saving(sel, NULL, NULL, &sink, NULL);
     bosch_selection *proj = NULL;
     const bosch_selection *lsel = sel;
-    if (!bosch_selection_is_layer_level(sel)) {
+    if (!bosch_selection_is_layer_level(sel) || sink) {
         if (!(proj = bosch_selection_project_layers(sel))) {
             errorf("export: %s", bosch_create_error());
             return EXIT_ERROR;
@@ -292,7 +303,8 @@ static int export_hf(const struct settings *s, const bosch_selection *sel)
     if (!rc) {
         printf("wrote %s (from %s: use_sliding_window, sliding_window, layer_types, "
                "max_window_layers)\n", outcfg, config);
-        printf("wrote %s/bosch-mask.json (the exported layer-level mask)\n", s->out);
+        printf("wrote %s/bosch-mask.json (the served layer-level mask%s)\n", s->out,
+               lsel == sel ? "" : ", sink 0, score unmeasured");
         if (!s->config_only)
             printf("linked %d file%s of %s into %s\n", links, links == 1 ? "" : "s", model,
                    s->out);

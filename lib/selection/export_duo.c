@@ -10,6 +10,10 @@
 
 #include "selection/selection_impl.h"
 
+/* "key": value, one member a line, as Hugging Face writes its configs. */
+#define JSON_FLAGS \
+    (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
 #define FN "bosch_selection_export_duo"
 
 /* Both loaders read only sink_size and recent_size; the rest says what the
@@ -90,9 +94,7 @@ int bosch_selection_export_duo(const bosch_selection *s, const char *dir)
     char *tsv_path = sel_join(dir, "full_attention_heads.tsv");
     char *cfg_path = sel_join(dir, "config.json");
     json_object *cfg = duo_config(s);
-    const char *text = cfg ? json_object_to_json_string_ext(
-                                 cfg, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE)
-                           : NULL;
+    const char *text = cfg ? json_object_to_json_string_ext(cfg, JSON_FLAGS) : NULL;
     if (!tsv_path || !cfg_path || !text)
         rc = sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
     else

@@ -13,6 +13,10 @@
 
 #include "selection/selection_impl.h"
 
+/* "key": value, one member a line, as Hugging Face writes its configs. */
+#define JSON_FLAGS \
+    (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
 #define FN "bosch_selection_export_hf"
 #define MAX_CONFIG_BYTES ((size_t)64 << 20) /* a config.json is a few KiB */
 
@@ -171,9 +175,7 @@ int bosch_selection_export_hf(const bosch_selection *s, const char *source_confi
                                (int64_t)s->kv_groups * s->heads_per_group, 0);
     if (rc == BOSCH_OK && set_window_members(s, cfg) != BOSCH_OK)
         rc = sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
-    const char *text = rc ? NULL
-                          : json_object_to_json_string_ext(
-                                cfg, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *text = rc ? NULL : json_object_to_json_string_ext(cfg, JSON_FLAGS);
     if (rc == BOSCH_OK && !text)
         rc = sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
     struct sel_tmp t;
