@@ -247,9 +247,10 @@ BOSCH_API bosch_selection *bosch_selection_project_layers(const bosch_selection 
  *                                 --sparsity and kvpress's press), threshold
  *                                 0.5, context, kv_saving}
  * DIR is made (one level) when missing. With 1 layer or 1 KV head per layer
- * np.loadtxt() returns a 1-D (or 0-D) array, which both loaders index
- * wrongly; the files are still written (np.loadtxt(..., ndmin=2) reads them
- * right) and the caller should warn. BOSCH_E_INVALID for NULL or an empty
+ * np.loadtxt() squeezes the table to a 1-D (or 0-D) array, which both
+ * loaders index wrongly for 1 layer and kvpress's press for 1 KV head; the
+ * files are still written (np.loadtxt(..., ndmin=2) reads them right) and
+ * the caller should warn. BOSCH_E_INVALID for NULL or an empty
  * dir, no KV-saving record or a window of 0; BOSCH_E_IO when DIR cannot be
  * made, is not a directory (errno ENOTDIR) or a file cannot be written. */
 BOSCH_API int bosch_selection_export_duo(const bosch_selection *s, const char *dir);
