@@ -42,6 +42,8 @@ struct settings {
     char metric_buf[16]; /* storage of a metric read from a mask file (eval) */
     const char *tokenizer; /* tokenize */
     int decode, no_special, skip_special;
+    const char *format;  /* export: duo|hf */
+    int config_only;     /* export --config-only */
 };
 
 void settings_default(struct settings *s);
@@ -56,5 +58,6 @@ int cmd_baseline(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -6,6 +6,7 @@
  *   bosch eval     --mask PREFIX.json   score a saved mask
  *   bosch show     PREFIX.json          print a saved mask
  *   bosch tokenize --tokenizer FILE      text to token ids (--decode: ids to text)
+ *   bosch export   --format duo|hf ...   a saved mask as inference code loads it
  *   bosch help | --help | --version;  bosch COMMAND --help
  *
  * One file per command (cmd_*.c) with its own option set (options.c); the
@@ -30,6 +31,8 @@ static void usage(FILE *f)
         "  eval       score a saved mask: --mask PREFIX.json\n"
         "  show       print a saved mask: bosch show PREFIX.json\n"
         "  tokenize   text on stdin to token ids: --tokenizer tokenizer.json\n"
+        "  export     a saved mask for inference code: --format duo|hf --mask PREFIX.json\n"
+        "             --out DIR\n"
         "  help       this text;  --version  versions\n"
         "'bosch <command> --help' lists the options of one command.\n");
     print_all_options(f);
@@ -57,6 +60,7 @@ static const struct {
     {"eval", cmd_eval},
     {"show", cmd_show},
     {"tokenize", cmd_tokenize},
+    {"export", cmd_export},
 };
 
 int main(int argc, char **argv)
@@ -75,6 +79,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
-    errorf("unknown command '%s' (commands: search, baseline, eval, show, tokenize, help)", cmd);
+    errorf("unknown command '%s' (commands: search, baseline, eval, show, tokenize, export, help)", cmd);
     return EXIT_USAGE;
 }

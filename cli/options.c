@@ -12,18 +12,20 @@ enum opt_id {
     O_MODEL = 256, O_TASK, O_NIAH, O_CONTEXT, O_SAMPLES, O_NEEDLES, O_KEYLEN, O_VALLEN,
     O_RATIO, O_WINDOW, O_SINK, O_BUDGET, O_THREADS, O_JOURNAL, O_SEED, O_STRATEGY,
     O_VARIANT, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH, O_TIME,
-    O_BATCHSIZE, O_NOCACHE, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE
+    O_BATCHSIZE, O_NOCACHE, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
+    O_FORMAT, O_CONFIGONLY
 };
 
 #define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
 
 /* Sections of the general help, in order. */
 enum section {
-    SEC_MODEL, SEC_SEARCH_BASELINE, SEC_SEARCH, SEC_BASELINE, SEC_MASK, SEC_TOKENIZE, SEC_COUNT
+    SEC_MODEL, SEC_SEARCH_BASELINE, SEC_SEARCH, SEC_BASELINE, SEC_MASK, SEC_TOKENIZE, SEC_EXPORT,
+    SEC_COUNT
 };
 static const char *const section_title[SEC_COUNT] = {
     "model and task (search, baseline, eval):", "search and baseline:", "search:", "baseline:",
-    "eval and show:", "tokenize:",
+    "eval, show and export:", "tokenize:", "export:",
 };
 
 struct cli_option {
@@ -99,14 +101,28 @@ static const struct cli_option options[] = {
      "--kind K           baseline: rand|intr|bme (layer patterns), ablation\n"
      "                     (single-unit SWA drops), locality|retrieval|\n"
      "                     echo-induction|fisher (static head scores)"},
-    {"mask", required_argument, O_MASK, CMD_EVAL | CMD_SHOW, SEC_MASK,
-     "--mask FILE        the saved mask (PREFIX.json; show also takes it as argument)"},
+    {"mask", required_argument, O_MASK, CMD_EVAL | CMD_SHOW | CMD_EXPORT, SEC_MASK,
+     "--mask FILE        the saved mask (PREFIX.json; show and export also take it as\n"
+     "                     argument)"},
     {"decode", no_argument, O_DECODE, CMD_TOKENIZE, SEC_TOKENIZE,
      "--decode           read a JSON array of ids, print their text"},
     {"no-special", no_argument, O_NOSPECIAL, CMD_TOKENIZE, SEC_TOKENIZE,
      "--no-special       encode special tokens in the text as plain text"},
     {"skip-special", no_argument, O_SKIPSPECIAL, CMD_TOKENIZE, SEC_TOKENIZE,
      "--skip-special     with --decode: leave special tokens out"},
+    {"format", required_argument, O_FORMAT, CMD_EXPORT, SEC_EXPORT,
+     "--format F         duo: DIR/full_attention_heads.tsv + config.json (DuoAttention,\n"
+     "                     kvpress); hf: DIR/config.json with per-layer sliding windows\n"
+     "                     (a head-level mask: its layer projection) + links to the\n"
+     "                     model's other files"},
+    {"out", required_argument, O_OUT, CMD_EXPORT, SEC_EXPORT,
+     "--out DIR          the directory to write (made when missing; the files written\n"
+     "                     there are replaced)"},
+    {"model", required_argument, O_MODEL, CMD_EXPORT, SEC_EXPORT,
+     "--model DIR        hf: the model whose config.json to extend (default: the\n"
+     "                     mask's model.path)"},
+    {"config-only", no_argument, O_CONFIGONLY, CMD_EXPORT, SEC_EXPORT,
+     "--config-only      hf: write config.json (and bosch-mask.json), link nothing"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -123,6 +139,8 @@ static const struct command_help helps[] = {
     {CMD_SHOW, "bosch show PREFIX.json", "print a saved mask (no model needed)"},
     {CMD_TOKENIZE, "bosch tokenize --tokenizer FILE [--decode] < INPUT",
      "UTF-8 text on stdin to one JSON array of ids on stdout (--decode: the reverse)"},
+    {CMD_EXPORT, "bosch export --format duo|hf --mask PREFIX.json --out DIR [--model DIR]",
+     "a saved mask as inference code loads it (no model backend needed; docs/export.md)"},
 };
 
 static const char exit_codes[] =
@@ -256,6 +274,10 @@ static const char *apply_run_option(struct settings *s, int id, const char *arg)
     case O_DECODE: s->decode = 1; return NULL;
     case O_NOSPECIAL: s->no_special = 1; return NULL;
     case O_SKIPSPECIAL: s->skip_special = 1; return NULL;
+    case O_FORMAT:
+        s->format = arg;
+        return strcmp(arg, "duo") && strcmp(arg, "hf") ? "--format (duo|hf)" : NULL;
+    case O_CONFIGONLY: s->config_only = 1; return NULL;
     }
     return apply_model_option(s, id, arg);
 }

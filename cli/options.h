@@ -13,7 +13,8 @@ enum command {
     CMD_BASELINE = 1 << 1,
     CMD_EVAL = 1 << 2,
     CMD_SHOW = 1 << 3,
-    CMD_TOKENIZE = 1 << 4
+    CMD_TOKENIZE = 1 << 4,
+    CMD_EXPORT = 1 << 5
 };
 
 #define BASELINE_KINDS "rand|intr|bme|ablation|locality|retrieval|echo-induction|fisher"

@@ -3,7 +3,9 @@
  * format, docs/result-format.md): a unit mask with the model shape, the
  * scores, the KV-cache saving, the settings it was made with and the
  * evaluation counts, read from and written to PREFIX.json, and written as a
- * DuoAttention-style TSV and an SVG heatmap.
+ * DuoAttention-style TSV and an SVG heatmap; exported as a DuoAttention /
+ * kvpress pattern directory and a Hugging Face config with per-layer
+ * sliding windows.
  * Include <bosch/bosch.h> rather than this file.
  *
  * Ownership: whoever creates a bosch_selection (create, from_result,
@@ -209,6 +211,70 @@ BOSCH_API int bosch_selection_write_tsv(const bosch_selection *s, const char *pa
  * ratio as a bar, a legend. Cells shrink with the shape and the canvas
  * holds every text (docs/result-format.md). */
 BOSCH_API int bosch_selection_write_svg(const bosch_selection *s, const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* Exports for inference code (docs/export.md). Window and sink come from    */
+/* the KV-saving record (bosch_selection_set_kv_saving): libbosch's window W */
+/* lets query i see keys j with i - j < W (itself and W - 1 before), plus   */
+/* the first `sink` tokens. Files are replaced atomically: written under a   */
+/* temporary name (".NAME.XXXXXX") in the target's directory, synced, then  */
+/* renamed, so no reader sees half a file and a failure leaves none behind. */
+/* ------------------------------------------------------------------------ */
+/* Non-zero when every layer is all SWA or all full (what a per-layer
+ * sliding window, as serving engines have, can serve); 0 for a head-level
+ * mask or NULL. */
+BOSCH_API int bosch_selection_is_layer_level(const bosch_selection *s);
+/* The nearest layer-level mask with the SWA ratio of `s`: k =
+ * round(swa_units / kv_groups) layers (halves round up) are all SWA, the
+ * others all full. The k layers are those with the most SWA KV heads in
+ * `s`; ties go to the layer with the lower summed importance when `s`
+ * records an importance whose values are all finite, then to the higher
+ * layer index. A layer-level `s` gives its own mask back.
+ * The new selection has method "layer-projection:METHOD" ("layer-projection"
+ * when `s` names none), the model path, target ratio, importance and
+ * settings of `s` (a "sink" setting set to 0), the KV-saving context and
+ * window of `s` with sink 0 (a sliding layer of Hugging Face models keeps
+ * no sink tokens), and no score, metric, status or evaluation counts: its
+ * score is unmeasured. The caller frees it. NULL (bosch_create_error())
+ * when `s` is NULL (BOSCH_E_INVALID) or memory runs out. */
+BOSCH_API bosch_selection *bosch_selection_project_layers(const bosch_selection *s);
+/* A DuoAttention attention-pattern directory, as DuoAttention's
+ * load_attn_pattern() and kvpress's DuoAttentionPress read it:
+ *   DIR/full_attention_heads.tsv  the bosch_selection_write_tsv() layout
+ *                                 (layers lines, kv_groups values, 1 = full)
+ *   DIR/config.json               {"sink_size": sink, "recent_size": window,
+ *                                 then provenance: producer, method,
+ *                                 model_name, num_layers, num_key_value_heads,
+ *                                 num_attention_heads, streaming_heads, ratio,
+ *                                 sparsity and head_compression_ratio (both
+ *                                 the SWA ratio: the value to give DuoAttention's
+ *                                 --sparsity and kvpress's press), threshold
+ *                                 0.5, context, kv_saving}
+ * DIR is made (one level) when missing. With 1 layer or 1 KV head per layer
+ * np.loadtxt() squeezes the table to a 1-D (or 0-D) array, which both
+ * loaders index wrongly for 1 layer and kvpress's press for 1 KV head; the
+ * files are still written (np.loadtxt(..., ndmin=2) reads them right) and
+ * the caller should warn. BOSCH_E_INVALID for NULL or an empty
+ * dir, no KV-saving record or a window of 0; BOSCH_E_IO when DIR cannot be
+ * made, is not a directory (errno ENOTDIR) or a file cannot be written. */
+BOSCH_API int bosch_selection_export_duo(const bosch_selection *s, const char *dir);
+/* A Hugging Face config.json that slides the SWA layers of a layer-level
+ * selection: the JSON object of `source_config` (the model's config.json)
+ * with every member kept in place, and use_sliding_window true,
+ * sliding_window = the recorded window, layer_types one "sliding_attention"
+ * or "full_attention" per layer, max_window_layers = the number of leading
+ * full layers (Qwen3Config ignores it when layer_types is given), written
+ * to `out_config` (which may be `source_config`). No sink tokens are kept:
+ * the served KV saving is bosch_kv_saving(ratio, context, window, 0).
+ * BOSCH_E_INVALID for NULL arguments, no KV-saving record, a window of 0 or
+ * above 2^31-1, or a head-level selection (export
+ * bosch_selection_project_layers() of it); BOSCH_E_IO when a file cannot be
+ * read or written; BOSCH_E_CORRUPT when the source is not a JSON object or
+ * has no integer num_hidden_layers; BOSCH_E_MISMATCH when its
+ * num_hidden_layers, num_key_value_heads or num_attention_heads (the last
+ * two when present) differ from the selection's shape. */
+BOSCH_API int bosch_selection_export_hf(const bosch_selection *s, const char *source_config,
+                                        const char *out_config);
 
 /* ------------------------------------------------------------------------ */
 /* History of evaluations made without an optimizer (e.g. a baseline)        */

@@ -181,15 +181,20 @@ int bosch_selection_write_json(const bosch_selection *s, const char *path)
     return BOSCH_OK;
 }
 
+void sel_put_tsv(FILE *f, const bosch_selection *s)
+{
+    for (uint32_t l = 0; l < s->layers; l++)
+        for (uint32_t g = 0; g < s->kv_groups; g++)
+            fprintf(f, "%d%c", s->mask[(size_t)l * s->kv_groups + g] ? 0 : 1,
+                    g + 1 == s->kv_groups ? '\n' : '\t');
+}
+
 int bosch_selection_write_tsv(const bosch_selection *s, const char *path)
 {
     static const char fn[] = "bosch_selection_write_tsv";
     FILE *f = sel_open_out(s, path, fn);
     if (!f)
         return s && path ? BOSCH_E_IO : BOSCH_E_INVALID;
-    for (uint32_t l = 0; l < s->layers; l++)
-        for (uint32_t g = 0; g < s->kv_groups; g++)
-            fprintf(f, "%d%c", s->mask[(size_t)l * s->kv_groups + g] ? 0 : 1,
-                    g + 1 == s->kv_groups ? '\n' : '\t');
+    sel_put_tsv(f, s);
     return sel_close_out(s, f, path, fn);
 }

@@ -78,6 +78,22 @@ JSON
     expect 1 "other than 0 and 1" "$BOSCH" show "$T/bad3.json"
     sed 's/"layers": 3/"layers": "3"/' "$T/m.json" >"$T/bad4.json"
     expect 1 "positive integers" "$BOSCH" show "$T/bad4.json"
+
+    # export (test/export reads its files back with the consumers' logic)
+    expect 0 "usage: bosch export" "$BOSCH" export --help
+    expect 2 "missing --format" "$BOSCH" export --mask "$T/m.json" --out "$T/x"
+    expect 2 "missing --out" "$BOSCH" export --format duo "$T/m.json"
+    expect 2 "bad value 'vllm' for --format" "$BOSCH" export --format vllm
+    expect 2 "--config-only goes with --format hf" "$BOSCH" export --format duo --config-only \
+        --out "$T/x" "$T/m.json"
+    expect 1 "records no KV saving" "$BOSCH" export --format duo --out "$T/x" "$T/m.json"
+    [ -e "$T/x" ] && fail "export without a KV record made its directory"
+    sed 's/"target_ratio"/"kv_saving": { "context": 1024, "window": 64, "sink": 4 }, "target_ratio"/' \
+        "$T/m.json" >"$T/mkv.json"
+    expect 0 "recent_size 64" "$BOSCH" export --format duo --out "$T/duo" "$T/mkv.json"
+    printf '0\t0\t1\t1\n1\t1\t0\t0\n0\t1\t0\t1\n' | cmp -s - "$T/duo/full_attention_heads.tsv" ||
+        fail "export: full_attention_heads.tsv"
+    expect 1 "cannot read /x/config.json" "$BOSCH" export --format hf --out "$T/hf" "$T/mkv.json"
     sed 's/bosch-mask/other/' "$T/m.json" >"$T/bad5.json"
     expect 1 "format" "$BOSCH" show "$T/bad5.json"
 

@@ -1,0 +1,359 @@
+/* bosch export --format duo|hf --mask PREFIX.json --out DIR [--model DIR]:
+ * a saved mask in the form inference code loads (docs/export.md); no model
+ * backend needed.
+ *   duo  DIR/full_attention_heads.tsv + DIR/config.json (DuoAttention, kvpress)
+ *   hf   DIR/config.json: the model's config with a sliding window on the
+ *        SWA layers (of the mask, or of its layer projection when the mask
+ *        is head-level), DIR/bosch-mask.json (that layer-level mask) and a
+ *        link to every other file of the model, so DIR loads as a model. */
+#define _XOPEN_SOURCE 700 /* realpath (XSI), beside the build's _POSIX_C_SOURCE */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "options.h"
+#include "output.h"
+
+/* "DIR/NAME" into buf; 0, or -1 after a message when it does not fit. */
+static int join(char *buf, size_t n, const char *dir, const char *name)
+{
+    if (snprintf(buf, n, "%s/%s", dir, name) < (int)n)
+        return 0;
+    errorf("export: path too long: %s/%s", dir, name);
+    return -1;
+}
+
+/* The library's message without its function name (it names the file). */
+static const char *lib_error(const bosch_selection *sel)
+{
+    const char *m = bosch_selection_last_error(sel), *c = strstr(m, ": ");
+    return !strncmp(m, "bosch_selection_", 16) && c ? c + 2 : m;
+}
+
+/* The shortest text that reads back as `v` (what Python's repr prints). */
+static void shortest(char *buf, size_t n, double v)
+{
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, n, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+static void print_saving(const char *what, const bosch_selection *sel, const char *count)
+{
+    uint64_t ctx, win, sink;
+    double frac;
+    printf("%-17s SWA ratio %.4f (%s), ", what, bosch_selection_ratio(sel), count);
+    if (bosch_selection_kv_saving(sel, &ctx, &win, &sink, &frac) == BOSCH_OK)
+        printf("KV saving %.4f (context %llu, window %llu, sink %llu)\n", frac,
+               (unsigned long long)ctx, (unsigned long long)win, (unsigned long long)sink);
+    else
+        printf("KV saving unknown\n");
+}
+
+/* ------------------------------------------------------------------------ */
+/* duo                                                                       */
+/* ------------------------------------------------------------------------ */
+static int export_duo(const bosch_selection *sel, const char *out)
+{
+    if (bosch_selection_export_duo(sel, out) != BOSCH_OK) {
+        errorf("export: %s", lib_error(sel));
+        return EXIT_ERROR;
+    }
+    uint32_t L = bosch_selection_layers(sel), G = bosch_selection_kv_groups(sel);
+    uint64_t win = 0, sink = 0;
+    bosch_selection_kv_saving(sel, NULL, &win, &sink, NULL);
+    char r[32];
+    shortest(r, sizeof r, bosch_selection_ratio(sel));
+    printf("wrote %s/full_attention_heads.tsv (%u layers x %u KV heads, 1 = full, 0 = streaming)\n",
+           out, L, G);
+    printf("wrote %s/config.json (sink_size %llu, recent_size %llu)\n", out,
+           (unsigned long long)sink, (unsigned long long)win);
+    char count[64];
+    snprintf(count, sizeof count, "%zu of %zu KV heads", bosch_selection_swa_units(sel),
+             bosch_selection_units(sel));
+    print_saving("streaming heads:", sel, count);
+    printf("DuoAttention: load_attn_pattern(\"%s\"), then sparsify_attention_heads(heads, "
+           "sparsity=%s)\n", out, r);
+    printf("kvpress: DuoAttentionPress(head_compression_ratio=%s) on this pattern\n", r);
+    /* np.loadtxt squeezes a single row or column (docs/export.md). */
+    if (L == 1 || G == 1)
+        fprintf(stderr, "bosch: export: warning: with %s np.loadtxt gives a 1-D array, which %s "
+                        "index%s wrongly; load the file with np.loadtxt(..., ndmin=2)\n",
+                L == 1 ? "1 layer" : "1 KV head per layer",
+                L == 1 ? "DuoAttention's and kvpress's loaders" : "kvpress's DuoAttentionPress",
+                L == 1 ? "" : "es");
+    return EXIT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* hf                                                                        */
+/* ------------------------------------------------------------------------ */
+/* Makes `dir` (one level) unless it is one; refuses the model's own. */
+static int prepare_out(const char *out, const char *model)
+{
+    struct stat so, sm;
+    if (mkdir(out, 0777) != 0 && errno != EEXIST) {
+        errorf("export: cannot make directory %s: %s", out, strerror(errno));
+        return EXIT_ERROR;
+    }
+    if (stat(out, &so) != 0 || !S_ISDIR(so.st_mode)) {
+        errorf("export: %s is not a directory", out);
+        return EXIT_ERROR;
+    }
+    if (stat(model, &sm) == 0 && so.st_dev == sm.st_dev && so.st_ino == sm.st_ino) {
+        errorf("export: --out %s is the model directory itself; give another directory (its "
+               "config.json would be replaced)", out);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Makes DIR/NAME a link to TARGET, replacing a link already there (through
+ * a temporary name and rename); a file that is not a link is kept.
+ * 1 linked, 0 kept, -1 after a message. */
+static int link_one(const char *out, const char *name, const char *target)
+{
+    char dst[PATH_MAX], tmp[PATH_MAX];
+    struct stat st;
+    if (join(dst, sizeof dst, out, name))
+        return -1;
+    if (lstat(dst, &st) == 0 && !S_ISLNK(st.st_mode)) {
+        fprintf(stderr, "bosch: export: kept %s (not a link; remove it to link the model's)\n",
+                dst);
+        return 0;
+    }
+    if (snprintf(tmp, sizeof tmp, "%s/.%s.link", out, name) >= (int)sizeof tmp) {
+        errorf("export: path too long: %s", dst);
+        return -1;
+    }
+    unlink(tmp);
+    if (symlink(target, tmp) != 0 || rename(tmp, dst) != 0) {
+        errorf("export: cannot link %s: %s", dst, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 1;
+}
+
+/* Links every regular file of the model but config.json (and hidden ones)
+ * into `out`, by absolute path. The count, or -1 after a message. */
+static int link_model_files(const char *model, const char *out)
+{
+    char abs[PATH_MAX], src[PATH_MAX];
+    if (!realpath(model, abs)) {
+        errorf("export: %s: %s", model, strerror(errno));
+        return -1;
+    }
+    DIR *d = opendir(abs);
+    if (!d) {
+        errorf("export: cannot list %s: %s", abs, strerror(errno));
+        return -1;
+    }
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "config.json") ||
+            !strcmp(e->d_name, "bosch-mask.json"))
+            continue;
+        if (join(src, sizeof src, abs, e->d_name)) {
+            n = -1;
+            break;
+        }
+        if (stat(src, &st) != 0 || !S_ISREG(st.st_mode))
+            continue; /* subdirectories, dangling links */
+        int rc = link_one(out, e->d_name, src);
+        if (rc < 0) {
+            n = -1;
+            break;
+        }
+        n += rc;
+    }
+    closedir(d);
+    return n;
+}
+
+/* DIR/bosch-mask.json: the exported layer-level mask, for bosch eval. */
+static int write_mask_copy(const bosch_selection *lsel, const char *out)
+{
+    char path[PATH_MAX], tmp[PATH_MAX];
+    if (join(path, sizeof path, out, "bosch-mask.json") ||
+        join(tmp, sizeof tmp, out, ".bosch-mask.json.tmp"))
+        return EXIT_ERROR;
+    if (bosch_selection_write_json(lsel, tmp) != BOSCH_OK || rename(tmp, path) != 0) {
+        errorf("export: cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return EXIT_ERROR;
+    }
+    return 0;
+}
+
+/* The side-by-side line of a head-level mask and its projection, and what
+ * the config does for each layer. */
+static void report_hf(const bosch_selection *sel, const bosch_selection *lsel, const char *out)
+{
+    uint32_t L = bosch_selection_layers(lsel), G = bosch_selection_kv_groups(lsel);
+    uint8_t *m = malloc(bosch_selection_units(lsel));
+    if (!m || bosch_selection_mask(lsel, m, bosch_selection_units(lsel))) {
+        free(m);
+        return;
+    }
+    uint32_t sliding = 0, first = L, suffix = 1;
+    for (uint32_t l = 0; l < L; l++) {
+        int swa = m[(size_t)l * G] != 0;
+        sliding += swa;
+        if (swa && first == L)
+            first = l;
+        if (first < l && !swa)
+            suffix = 0;
+    }
+    char count[64];
+    int head_level = !bosch_selection_is_layer_level(sel);
+    if (head_level) {
+        snprintf(count, sizeof count, "%zu of %zu KV heads", bosch_selection_swa_units(sel),
+                 bosch_selection_units(sel));
+        print_saving("head-level mask:", sel, count);
+    }
+    snprintf(count, sizeof count, "%u of %u layers", sliding, L);
+    if (!head_level && sel != lsel)
+        print_saving("layer-level mask:", sel, count);
+    print_saving(head_level ? "layer projection:" : sel != lsel ? "served (no sink):"
+                                                                : "layer-level mask:",
+                 lsel, count);
+    printf("sliding layers:");
+    for (uint32_t l = 0; l < L; l++)
+        if (m[(size_t)l * G])
+            printf(" %u", l);
+    printf("%s\n", sliding ? "" : " none");
+    free(m);
+    uint64_t sink = 0;
+    bosch_selection_kv_saving(sel, NULL, NULL, &sink, NULL);
+    if (head_level)
+        printf("the projection's score is unmeasured; measure it with: bosch eval --model %s "
+               "--mask %s/bosch-mask.json\n", out, out);
+    else if (sink)
+        printf("the mask was scored with %llu sink tokens; Hugging Face's sliding layers keep "
+               "none: measure it with bosch eval --model %s --mask %s/bosch-mask.json\n",
+               (unsigned long long)sink, out, out);
+    if (sliding && !suffix)
+        printf("note: the sliding layers are not the last ones; a reader that ignores "
+               "layer_types and slides every layer from max_window_layers (%u) on would slide "
+               "more\n", first);
+}
+
+static const char *hf_model_dir(const struct settings *s, const bosch_selection *sel,
+                                char *config, size_t n)
+{
+    const char *model = s->model ? s->model : bosch_selection_model_path(sel);
+    if (!model || !*model) {
+        errorf("export: --format hf needs the model's config.json: give --model DIR (the mask "
+               "names no model)");
+        return NULL;
+    }
+    if (join(config, n, model, "config.json"))
+        return NULL;
+    if (access(config, R_OK) != 0) {
+        errorf("export: cannot read %s: %s%s", config, strerror(errno),
+               s->model ? "" : " (the mask's model; give --model DIR)");
+        return NULL;
+    }
+    return model;
+}
+
+static int export_hf(const struct settings *s, const bosch_selection *sel)
+{
+    char config[PATH_MAX], outcfg[PATH_MAX];
+    const char *model = hf_model_dir(s, sel, config, sizeof config);
+    if (!model)
+        return EXIT_ERROR;
+    int rc = prepare_out(s->out, model);
+    if (rc || join(outcfg, sizeof outcfg, s->out, "config.json"))
+        return rc ? rc : EXIT_ERROR;
+    /* What is served: the projection (sink 0, unmeasured), or the mask itself
+     * when it is layer-level and was scored without sink tokens already. */
+    uint64_t sink = 0;
+    bosch_selection_kv_saving(sel, NULL, NULL, &sink, NULL);
+    bosch_selection *proj = NULL;
+    const bosch_selection *lsel = sel;
+    if (!bosch_selection_is_layer_level(sel) || sink) {
+        if (!(proj = bosch_selection_project_layers(sel))) {
+            errorf("export: %s", bosch_create_error());
+            return EXIT_ERROR;
+        }
+        lsel = proj;
+    }
+    rc = EXIT_OK;
+    if (bosch_selection_export_hf(lsel, config, outcfg) != BOSCH_OK) {
+        errorf("export: %s", lib_error(lsel));
+        rc = EXIT_ERROR;
+    }
+    if (!rc)
+        rc = write_mask_copy(lsel, s->out);
+    int links = rc || s->config_only ? 0 : link_model_files(model, s->out);
+    if (links < 0)
+        rc = EXIT_ERROR;
+    if (!rc) {
+        printf("wrote %s (from %s: use_sliding_window, sliding_window, layer_types, "
+               "max_window_layers)\n", outcfg, config);
+        printf("wrote %s/bosch-mask.json (the served layer-level mask%s)\n", s->out,
+               lsel == sel ? "" : ", sink 0, score unmeasured");
+        if (!s->config_only)
+            printf("linked %d file%s of %s into %s\n", links, links == 1 ? "" : "s", model,
+                   s->out);
+        report_hf(sel, lsel, s->out);
+    }
+    bosch_selection_free(proj);
+    return rc;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    struct settings s;
+    settings_default(&s);
+    s.out = NULL;
+    const char *file = NULL;
+    int rc = parse_command(CMD_EXPORT, argc, argv, &s, &file);
+    if (rc)
+        return rc;
+    if (file && s.mask) {
+        errorf("export: the mask given twice (--mask and '%s')", file);
+        return EXIT_USAGE;
+    }
+    if (!file)
+        file = s.mask;
+    if (!s.format || !file || !s.out) {
+        errorf("export: missing %s; usage: bosch export --format duo|hf --mask PREFIX.json "
+               "--out DIR [--model DIR]",
+               !s.format ? "--format" : !file ? "--mask" : "--out");
+        return EXIT_USAGE;
+    }
+    if (s.config_only && strcmp(s.format, "hf")) {
+        errorf("export: --config-only goes with --format hf");
+        return EXIT_USAGE;
+    }
+    if (s.model && strcmp(s.format, "hf")) {
+        errorf("export: --model goes with --format hf");
+        return EXIT_USAGE;
+    }
+    bosch_selection *sel = read_mask(file);
+    if (!sel)
+        return EXIT_ERROR;
+    if (bosch_selection_kv_saving(sel, NULL, NULL, NULL, NULL) != BOSCH_OK) {
+        errorf("export: %s records no KV saving (kv_saving: context, window, sink), which "
+               "gives the window%s; masks of bosch search and baseline have it", file,
+               strcmp(s.format, "duo") ? "" : " and the sink");
+        bosch_selection_free(sel);
+        return EXIT_ERROR;
+    }
+    rc = !strcmp(s.format, "duo") ? export_duo(sel, s.out) : export_hf(&s, sel);
+    bosch_selection_free(sel);
+    return rc;
+}

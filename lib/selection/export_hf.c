@@ -1,0 +1,191 @@
+/* bosch_selection_export_hf: a Hugging Face config.json with a sliding
+ * window on the SWA layers of a layer-level selection (Qwen3Config's
+ * use_sliding_window / sliding_window / layer_types / max_window_layers,
+ * docs/export.md). Every other member of the source config is kept as it
+ * was, in its place. */
+#include "bosch/bosch.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "selection/selection_impl.h"
+
+/* "key": value, one member a line, as Hugging Face writes its configs. */
+#define JSON_FLAGS \
+    (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+#define FN "bosch_selection_export_hf"
+#define MAX_CONFIG_BYTES ((size_t)64 << 20) /* a config.json is a few KiB */
+
+/* The whole file, NUL-terminated, in *out; a status after sel_fail. */
+static int read_file(const bosch_selection *s, const char *path, char **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        int err = errno;
+        sel_fail(s, BOSCH_E_IO, FN ": cannot read %s: %s", path, strerror(err));
+        errno = err;
+        return BOSCH_E_IO;
+    }
+    size_t cap = 1 << 14, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (ferror(f) || feof(f) || cap > MAX_CONFIG_BYTES)
+            break;
+        char *bigger = realloc(buf, cap * 2);
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    int err = buf && ferror(f) ? errno : 0;
+    int big = buf && !ferror(f) && !feof(f);
+    fclose(f);
+    if (!buf)
+        return sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
+    if (err || big) {
+        free(buf);
+        if (big)
+            return sel_fail(s, BOSCH_E_CORRUPT, FN ": %s: larger than %zu bytes (not a config.json)",
+                            path, MAX_CONFIG_BYTES);
+        sel_fail(s, BOSCH_E_IO, FN ": cannot read %s: %s", path, strerror(err));
+        errno = err;
+        return BOSCH_E_IO;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return BOSCH_OK;
+}
+
+/* The source config as a JSON object in *out; a status after sel_fail. */
+static int read_config(const bosch_selection *s, const char *path, json_object **out)
+{
+    size_t len = 0;
+    char *text = NULL;
+    int rc = read_file(s, path, &text, &len);
+    if (rc)
+        return rc;
+    json_tokener *tok = json_tokener_new();
+    json_object *root = tok && len < INT32_MAX ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
+    int ok = tok && root && json_tokener_get_error(tok) == json_tokener_success;
+    if (ok) /* nothing but white space after the object */
+        for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
+            ok &= text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t';
+    json_tokener_free(tok);
+    free(text);
+    if (!tok)
+        return sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
+    if (!ok || !json_object_is_type(root, json_type_object)) {
+        json_object_put(root);
+        return sel_fail(s, BOSCH_E_CORRUPT, FN ": %s: not a JSON object (malformed config.json)",
+                        path);
+    }
+    *out = root;
+    return BOSCH_OK;
+}
+
+/* A shape member of the source against the selection's: BOSCH_OK when it
+ * matches (or, unless required, is absent). */
+static int check_shape(const bosch_selection *s, json_object *cfg, const char *path,
+                       const char *key, int64_t want, int required)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(cfg, key, &v))
+        return required ? sel_fail(s, BOSCH_E_CORRUPT, FN ": %s: no \"%s\"", path, key) : BOSCH_OK;
+    if (!json_object_is_type(v, json_type_int))
+        return sel_fail(s, BOSCH_E_CORRUPT, FN ": %s: \"%s\" is not an integer", path, key);
+    int64_t got = json_object_get_int64(v);
+    if (got != want)
+        return sel_fail(s, BOSCH_E_MISMATCH,
+                        FN ": %s: \"%s\" is %lld, the selection's model has %lld", path, key,
+                        (long long)got, (long long)want);
+    return BOSCH_OK;
+}
+
+/* The four members Qwen3Config reads for per-layer windows. */
+static int set_window_members(const bosch_selection *s, json_object *cfg)
+{
+    json_object *types = json_object_new_array_ext((int)s->layers);
+    if (!types)
+        return BOSCH_E_NOMEM;
+    uint32_t leading_full = s->layers;
+    for (uint32_t l = 0; l < s->layers; l++) {
+        int swa = s->mask[(size_t)l * s->kv_groups] != 0;
+        if (swa && leading_full == s->layers)
+            leading_full = l;
+        json_object_array_add(types, json_object_new_string(swa ? "sliding_attention"
+                                                                : "full_attention"));
+    }
+    /* json_object_object_add replaces an existing member in place. */
+    json_object_object_add(cfg, "use_sliding_window", json_object_new_boolean(1));
+    json_object_object_add(cfg, "sliding_window", json_object_new_int64((int64_t)s->kv_window));
+    /* Ignored when layer_types is given; a reader that still uses it alone
+     * (slide every layer from max_window_layers on) gets the right layers
+     * when the sliding layers are a suffix (docs/export.md). */
+    json_object_object_add(cfg, "max_window_layers", json_object_new_int64(leading_full));
+    json_object_object_add(cfg, "layer_types", types);
+    return BOSCH_OK;
+}
+
+static int check_selection(const bosch_selection *s)
+{
+    if (!s->has_kv)
+        return sel_fail(s, BOSCH_E_INVALID,
+                        FN ": the selection records no KV-saving window (kv_saving), which gives "
+                           "sliding_window");
+    if (s->kv_window == 0 || s->kv_window > INT32_MAX)
+        return sel_fail(s, BOSCH_E_INVALID, FN ": the recorded window %llu is not in 1..2^31-1",
+                        (unsigned long long)s->kv_window);
+    for (uint32_t l = 0; l < s->layers; l++) {
+        const uint8_t *row = s->mask + (size_t)l * s->kv_groups;
+        if (memchr(row, 0, s->kv_groups) && memchr(row, 1, s->kv_groups))
+            return sel_fail(s, BOSCH_E_INVALID,
+                            FN ": the selection is head-level (layer %u mixes SWA and full KV "
+                               "heads); a config slides whole layers: export "
+                               "bosch_selection_project_layers() of it",
+                            l);
+    }
+    return BOSCH_OK;
+}
+
+int bosch_selection_export_hf(const bosch_selection *s, const char *source_config,
+                              const char *out_config)
+{
+    if (!s || !source_config || !out_config)
+        return sel_fail(s, BOSCH_E_INVALID, FN ": %s is NULL",
+                        !s ? "selection" : source_config ? "out_config" : "source_config");
+    int rc = check_selection(s);
+    if (rc)
+        return rc;
+    json_object *cfg = NULL;
+    rc = read_config(s, source_config, &cfg);
+    if (rc)
+        return rc;
+    rc = check_shape(s, cfg, source_config, "num_hidden_layers", s->layers, 1);
+    rc = rc ? rc : check_shape(s, cfg, source_config, "num_key_value_heads", s->kv_groups, 0);
+    rc = rc ? rc : check_shape(s, cfg, source_config, "num_attention_heads",
+                               (int64_t)s->kv_groups * s->heads_per_group, 0);
+    if (rc == BOSCH_OK && set_window_members(s, cfg) != BOSCH_OK)
+        rc = sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
+    const char *text = rc ? NULL : json_object_to_json_string_ext(cfg, JSON_FLAGS);
+    if (rc == BOSCH_OK && !text)
+        rc = sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
+    struct sel_tmp t;
+    if (rc == BOSCH_OK && (rc = sel_tmp_open(s, &t, out_config, FN)) == BOSCH_OK) {
+        fputs(text, t.f);
+        fputc('\n', t.f);
+        rc = sel_tmp_close(s, &t, FN);
+        rc = rc ? rc : sel_tmp_commit(s, &t, FN);
+        sel_tmp_discard(&t);
+    }
+    json_object_put(cfg);
+    return rc;
+}

@@ -1,0 +1,627 @@
+/*
+ * Exports of a selection (selection.h, docs/export.md): the layer-level
+ * predicate and projection (choice, ties, importance, fields), the
+ * DuoAttention pattern directory and the Hugging Face config (shapes,
+ * content, kept members, errors, atomic replacement: no temporary left).
+ * test/export/ reads the same files with code written from the consumers'.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support/support.h"
+
+static char tmpdir[] = "/tmp/bosch-export-XXXXXX";
+
+static void setup(void)
+{
+    static int made;
+    if (!made++)
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[8][320];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name);
+    return p;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    int c;
+    while ((c = fgetc(f)) != EOF) {
+        if (n + 2 > cap)
+            ck_assert_ptr_nonnull(buf = realloc(buf, cap = cap ? 2 * cap : 4096));
+        buf[n++] = (char)c;
+    }
+    fclose(f);
+    if (!buf)
+        ck_assert_ptr_nonnull(buf = malloc(1));
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Entries of `dir` other than . and ..; any name starting with '.' (a
+ * leftover temporary) fails the test. */
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        ck_assert_msg(e->d_name[0] != '.', "temporary %s left in %s", e->d_name, dir);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* A selection of the shape with mask `bits` ('1' = SWA), window 128, sink 4. */
+static bosch_selection *make(uint32_t layers, uint32_t groups, uint32_t hpg, const char *bits)
+{
+    bosch_selection *s = bosch_selection_create(layers, groups, hpg);
+    ck_assert_ptr_nonnull(s);
+    size_t n = (size_t)layers * groups;
+    ck_assert_uint_eq(strlen(bits), n);
+    uint8_t *m = malloc(n);
+    for (size_t u = 0; u < n; u++)
+        m[u] = bits[u] == '1';
+    ck_assert_int_eq(bosch_selection_set_mask(s, m, n), BOSCH_OK);
+    free(m);
+    ck_assert_int_eq(bosch_selection_set_kv_saving(s, 1024, 128, 4), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_set_method(s, "bosch"), BOSCH_OK);
+    return s;
+}
+
+static void expect_mask(const bosch_selection *s, const char *bits)
+{
+    size_t n = bosch_selection_units(s);
+    uint8_t *m = malloc(n);
+    ck_assert_int_eq(bosch_selection_mask(s, m, n), BOSCH_OK);
+    char *got = malloc(n + 1);
+    for (size_t u = 0; u < n; u++)
+        got[u] = m[u] ? '1' : '0';
+    got[n] = '\0';
+    ck_assert_str_eq(got, bits);
+    free(got);
+    free(m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Layer level                                                               */
+/* ------------------------------------------------------------------------ */
+START_TEST(layer_level_predicate)
+{
+    bosch_selection *a = make(3, 2, 2, "110011");
+    bosch_selection *b = make(3, 2, 2, "111011");
+    bosch_selection *c = make(2, 1, 4, "10"); /* one KV head: always layer level */
+    ck_assert_int_ne(bosch_selection_is_layer_level(a), 0);
+    ck_assert_int_eq(bosch_selection_is_layer_level(b), 0);
+    ck_assert_int_ne(bosch_selection_is_layer_level(c), 0);
+    ck_assert_int_eq(bosch_selection_is_layer_level(NULL), 0);
+    bosch_selection_free(a);
+    bosch_selection_free(b);
+    bosch_selection_free(c);
+}
+END_TEST
+
+START_TEST(projection_choice)
+{
+    /* Layer SWA heads 1, 2, 0, 1 (4 of 8): 2 layers; layer 1 first, then the
+     * tie of layers 0 and 3 goes to the higher index. */
+    bosch_selection *s = make(4, 2, 4, "10110001");
+    bosch_selection *p = bosch_selection_project_layers(s);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_ne(bosch_selection_is_layer_level(p), 0);
+    expect_mask(p, "00110011");
+    ck_assert_double_eq(bosch_selection_ratio(p), 0.5);
+    bosch_selection_free(p);
+
+    /* With importance, the tie goes to the lower summed importance
+     * (layer 0: 0.1 + 0.2, layer 3: 0.5 + 0.5). */
+    const double imp[8] = {0.1, 0.2, 9, 9, 7, 7, 0.5, 0.5};
+    ck_assert_int_eq(bosch_selection_set_importance(s, imp, 8), BOSCH_OK);
+    p = bosch_selection_project_layers(s);
+    expect_mask(p, "11110000");
+    double got[8];
+    ck_assert_int_eq(bosch_selection_importance(p, got, 8), BOSCH_OK);
+    ck_assert_double_eq(got[6], 0.5);
+    bosch_selection_free(p);
+
+    /* A non-finite importance value: importance ignored, index decides. */
+    const double nan_imp[8] = {0.1, 0.2, 9, 9, 7, 7, NAN, 0.5};
+    ck_assert_int_eq(bosch_selection_set_importance(s, nan_imp, 8), BOSCH_OK);
+    p = bosch_selection_project_layers(s);
+    expect_mask(p, "00110011");
+    bosch_selection_free(p);
+
+    /* The SWA share decides before importance (layer 1 has the most). */
+    const double big[8] = {1, 1, 100, 100, 0, 0, 5, 5};
+    ck_assert_int_eq(bosch_selection_set_importance(s, big, 8), BOSCH_OK);
+    p = bosch_selection_project_layers(s);
+    expect_mask(p, "11110000");
+    bosch_selection_free(p);
+    bosch_selection_free(s);
+}
+END_TEST
+
+START_TEST(projection_rounding)
+{
+    struct {
+        uint32_t layers, groups;
+        const char *in, *out;
+    } cases[] = {
+        {4, 2, "10100000", "00110000"}, /* 2/2 = 1 layer: the higher of two ties */
+        {4, 2, "10101000", "00111100"}, /* 3/2 = 1.5 -> 2 layers: 2, then 1 of 0, 1 */
+        {2, 4, "10000000", "00000000"},     /* 1/4 -> 0 layers */
+        {2, 4, "11000000", "11110000"},     /* 2/4 = 0.5 -> 1 layer */
+        {3, 5, "111110000011111", "111110000011111"}, /* layer level: itself */
+        {1, 3, "011", "111"},
+        {1, 3, "001", "000"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bosch_selection *s = make(cases[i].layers, cases[i].groups, 2, cases[i].in);
+        bosch_selection *p = bosch_selection_project_layers(s);
+        ck_assert_ptr_nonnull(p);
+        expect_mask(p, cases[i].out);
+        bosch_selection_free(p);
+        bosch_selection_free(s);
+    }
+}
+END_TEST
+
+START_TEST(projection_fields)
+{
+    bosch_selection *s = make(2, 2, 2, "1000");
+    ck_assert_int_eq(bosch_selection_set_model_path(s, "/models/q"), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_set_target_ratio(s, 0.25), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_set_score(s, BOSCH_SCORE_RAW, 0.9), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_set_metric(s, "exact"), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_set_status(s, "BOSCH_DONE"), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_setting_set_int(s, "window", 128), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_setting_set_int(s, "sink", 4), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_setting_set_string(s, "niah.task", "x"), BOSCH_OK);
+    const uint64_t st[BOSCH_STAGE_COUNT] = {1, 2, 3, 4};
+    ck_assert_int_eq(bosch_selection_set_evaluations(s, st, 10, 0), BOSCH_OK);
+
+    bosch_selection *p = bosch_selection_project_layers(s);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(bosch_selection_method(p), "layer-projection:bosch");
+    ck_assert_str_eq(bosch_selection_model_path(p), "/models/q");
+    ck_assert_double_eq(bosch_selection_target_ratio(p), 0.25);
+    ck_assert(isnan(bosch_selection_score(p, BOSCH_SCORE_RAW)));
+    ck_assert_ptr_null(bosch_selection_metric(p));
+    ck_assert_ptr_null(bosch_selection_status(p));
+    uint64_t n, ctx, win, sink;
+    double frac;
+    ck_assert_int_eq(bosch_selection_evaluations(p, -1, &n), BOSCH_E_NOT_FOUND);
+    ck_assert_int_eq(bosch_selection_kv_saving(p, &ctx, &win, &sink, &frac), BOSCH_OK);
+    ck_assert_uint_eq(ctx, 1024);
+    ck_assert_uint_eq(win, 128);
+    ck_assert_uint_eq(sink, 0);
+    /* 1 of 2 layers: 0.5 * (1 - 128/1024) */
+    ck_assert_double_eq_tol(frac, 0.5 * (1 - 128.0 / 1024), 1e-12);
+    int64_t v;
+    ck_assert_int_eq(bosch_selection_setting_int(p, "sink", &v), BOSCH_OK);
+    ck_assert_int_eq(v, 0);
+    ck_assert_int_eq(bosch_selection_setting_int(p, "window", &v), BOSCH_OK);
+    ck_assert_int_eq(v, 128);
+    ck_assert_str_eq(bosch_selection_setting_string(p, "niah.task"), "x");
+    /* It is written and read back as any mask. */
+    ck_assert_int_eq(bosch_selection_write_json(p, tmp_path("proj.json")), BOSCH_OK);
+    bosch_selection *r = bosch_selection_read_json(tmp_path("proj.json"));
+    ck_assert_ptr_nonnull(r);
+    expect_mask(r, "1100");
+    bosch_selection_free(r);
+    bosch_selection_free(p);
+
+    /* No method, no KV record: "layer-projection", none recorded. */
+    bosch_selection *bare = bosch_selection_create(2, 2, 2);
+    p = bosch_selection_project_layers(bare);
+    ck_assert_str_eq(bosch_selection_method(p), "layer-projection");
+    ck_assert_int_eq(bosch_selection_kv_saving(p, NULL, NULL, NULL, NULL), BOSCH_E_NOT_FOUND);
+    bosch_selection_free(p);
+    bosch_selection_free(bare);
+    bosch_selection_free(s);
+
+    ck_assert_ptr_null(bosch_selection_project_layers(NULL));
+    ck_assert_int_eq(bosch_create_status(), BOSCH_E_INVALID);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* DuoAttention                                                              */
+/* ------------------------------------------------------------------------ */
+static json_object *read_json(const char *path)
+{
+    json_object *o = json_object_from_file(path);
+    ck_assert_msg(o != NULL, "cannot parse %s", path);
+    return o;
+}
+
+static int64_t jint(json_object *o, const char *key)
+{
+    json_object *v;
+    ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s", key);
+    ck_assert_msg(json_object_is_type(v, json_type_int), "%s is not an integer", key);
+    return json_object_get_int64(v);
+}
+
+static double jdouble(json_object *o, const char *key)
+{
+    json_object *v;
+    ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s", key);
+    return json_object_get_double(v);
+}
+
+START_TEST(duo_shapes)
+{
+    struct {
+        uint32_t layers, groups;
+        const char *bits, *tsv;
+    } cases[] = {
+        {4, 2, "10110001", "0\t1\n0\t0\n1\t1\n1\t0\n"},
+        {3, 5, "100000111101010", "0\t1\t1\t1\t1\n1\t0\t0\t0\t0\n1\t0\t1\t0\t1\n"},
+        {1, 3, "010", "1\t0\t1\n"},
+        {3, 1, "101", "0\n1\n0\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "duo%zu", i);
+        const char *dir = tmp_path(name);
+        bosch_selection *s = make(cases[i].layers, cases[i].groups, 3, cases[i].bits);
+        ck_assert_int_eq(bosch_selection_export_duo(s, dir), BOSCH_OK);
+        char path[400];
+        snprintf(path, sizeof path, "%s/full_attention_heads.tsv", dir);
+        char *tsv = read_text(path);
+        ck_assert_str_eq(tsv, cases[i].tsv);
+        free(tsv);
+        snprintf(path, sizeof path, "%s/config.json", dir);
+        json_object *c = read_json(path);
+        ck_assert_int_eq(jint(c, "sink_size"), 4);
+        ck_assert_int_eq(jint(c, "recent_size"), 128);
+        ck_assert_int_eq(jint(c, "num_layers"), cases[i].layers);
+        ck_assert_int_eq(jint(c, "num_key_value_heads"), cases[i].groups);
+        ck_assert_int_eq(jint(c, "num_attention_heads"), cases[i].groups * 3);
+        ck_assert_int_eq(jint(c, "streaming_heads"), (int64_t)bosch_selection_swa_units(s));
+        double ratio = bosch_selection_ratio(s);
+        ck_assert_double_eq(jdouble(c, "head_compression_ratio"), ratio);
+        ck_assert_double_eq(jdouble(c, "sparsity"), ratio);
+        ck_assert_double_eq(jdouble(c, "threshold"), 0.5);
+        ck_assert_double_eq_tol(jdouble(c, "kv_saving"), ratio * (1 - 132.0 / 1024), 1e-12);
+        json_object *v;
+        ck_assert(json_object_object_get_ex(c, "producer", &v));
+        ck_assert_ptr_nonnull(strstr(json_object_get_string(v), bosch_version_string()));
+        ck_assert(json_object_object_get_ex(c, "method", &v));
+        ck_assert_str_eq(json_object_get_string(v), "bosch");
+        json_object_put(c);
+        ck_assert_int_eq(count_entries(dir), 2);
+        bosch_selection_free(s);
+    }
+}
+END_TEST
+
+START_TEST(duo_replaces)
+{
+    const char *dir = tmp_path("duo-again");
+    bosch_selection *s = make(2, 2, 2, "1100");
+    ck_assert_int_eq(bosch_selection_export_duo(s, dir), BOSCH_OK);
+    const uint8_t m[4] = {0, 0, 0, 1};
+    ck_assert_int_eq(bosch_selection_set_mask(s, m, 4), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_set_kv_saving(s, 4096, 256, 0), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_export_duo(s, dir), BOSCH_OK);
+    char path[400];
+    snprintf(path, sizeof path, "%s/full_attention_heads.tsv", dir);
+    char *tsv = read_text(path);
+    ck_assert_str_eq(tsv, "1\t1\n1\t0\n");
+    free(tsv);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_object *c = read_json(path);
+    ck_assert_int_eq(jint(c, "sink_size"), 0);
+    ck_assert_int_eq(jint(c, "recent_size"), 256);
+    ck_assert_int_eq(jint(c, "context"), 4096);
+    json_object_put(c);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0644);
+    ck_assert_int_eq(count_entries(dir), 2);
+    bosch_selection_free(s);
+}
+END_TEST
+
+START_TEST(duo_errors)
+{
+    bosch_selection *s = make(2, 2, 2, "1100");
+    ck_assert_int_eq(bosch_selection_export_duo(NULL, tmp_path("x")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_duo(s, NULL), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_duo(s, ""), BOSCH_E_INVALID);
+
+    /* DIR is a file. */
+    write_text(tmp_path("a-file"), "x");
+    errno = 0;
+    ck_assert_int_eq(bosch_selection_export_duo(s, tmp_path("a-file")), BOSCH_E_IO);
+    ck_assert_int_eq(errno, ENOTDIR);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "a-file"));
+    /* Two levels missing: only one is made. */
+    ck_assert_int_eq(bosch_selection_export_duo(s, tmp_path("no/such")), BOSCH_E_IO);
+    ck_assert_int_eq(errno, ENOENT);
+
+    /* A target that cannot be replaced (a directory named config.json):
+     * no temporary is left behind. */
+    const char *dir = tmp_path("duo-blocked");
+    ck_assert_int_eq(mkdir(dir, 0777), 0);
+    char sub[400];
+    snprintf(sub, sizeof sub, "%s/config.json", dir);
+    ck_assert_int_eq(mkdir(sub, 0777), 0);
+    ck_assert_int_eq(bosch_selection_export_duo(s, dir), BOSCH_E_IO);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "config.json"));
+    ck_assert_int_le(count_entries(dir), 2); /* config.json/ and at most the new tsv */
+    ck_assert_int_eq(rmdir(sub), 0);
+
+    /* No KV record, or window 0. */
+    bosch_selection *bare = bosch_selection_create(2, 2, 2);
+    ck_assert_int_eq(bosch_selection_export_duo(bare, tmp_path("duo-bare")), BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(bare), "kv_saving"));
+    ck_assert_int_eq(access(tmp_path("duo-bare"), F_OK), -1); /* nothing made */
+    ck_assert_int_eq(bosch_selection_set_kv_saving(bare, 1024, 0, 4), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_export_duo(bare, tmp_path("duo-bare")), BOSCH_E_INVALID);
+    bosch_selection_free(bare);
+    bosch_selection_free(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Hugging Face                                                              */
+/* ------------------------------------------------------------------------ */
+static const char source_config[] =
+    "{\n"
+    "  \"architectures\": [\"Qwen3ForCausalLM\"],\n"
+    "  \"model_type\": \"qwen3\",\n"
+    "  \"num_hidden_layers\": 4,\n"
+    "  \"num_attention_heads\": 8,\n"
+    "  \"num_key_value_heads\": 2,\n"
+    "  \"rms_norm_eps\": 1e-06,\n"
+    "  \"rope_theta\": 1000000.0,\n"
+    "  \"rope_scaling\": null,\n"
+    "  \"use_sliding_window\": false,\n"
+    "  \"sliding_window\": 4096,\n"
+    "  \"max_window_layers\": 28,\n"
+    "  \"eos_token_id\": 151645,\n"
+    "  \"name\": \"caf\xc3\xa9 / x\",\n"
+    "  \"quantization\": {\"bits\": 4, \"groups\": [1, 2]}\n"
+    "}\n";
+
+static const char *const source_keys[] = {
+    "architectures", "model_type", "num_hidden_layers", "num_attention_heads",
+    "num_key_value_heads", "rms_norm_eps", "rope_theta", "rope_scaling", "use_sliding_window",
+    "sliding_window", "max_window_layers", "eos_token_id", "name", "quantization", "layer_types",
+};
+
+START_TEST(hf_config)
+{
+    write_text(tmp_path("src.json"), source_config);
+    bosch_selection *s = make(4, 2, 4, "00110011"); /* layers 1 and 3 slide */
+    ck_assert_int_eq(bosch_selection_export_hf(s, tmp_path("src.json"), tmp_path("hf.json")),
+                     BOSCH_OK);
+    json_object *c = read_json(tmp_path("hf.json"));
+    /* Every member kept, in its place; layer_types added at the end. */
+    size_t i = 0;
+    json_object_object_foreach(c, key, val) {
+        (void)val;
+        ck_assert_uint_lt(i, sizeof source_keys / sizeof source_keys[0]);
+        ck_assert_str_eq(key, source_keys[i]);
+        i++;
+    }
+    ck_assert_uint_eq(i, sizeof source_keys / sizeof source_keys[0]);
+    json_object *v;
+    ck_assert(json_object_object_get_ex(c, "use_sliding_window", &v));
+    ck_assert(json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v));
+    ck_assert_int_eq(jint(c, "sliding_window"), 128);
+    ck_assert_int_eq(jint(c, "max_window_layers"), 1);
+    ck_assert(json_object_object_get_ex(c, "layer_types", &v));
+    ck_assert_uint_eq(json_object_array_length(v), 4);
+    const char *want[4] = {"full_attention", "sliding_attention", "full_attention",
+                           "sliding_attention"};
+    for (size_t l = 0; l < 4; l++)
+        ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(v, l)), want[l]);
+    /* Other values as they were. */
+    ck_assert_int_eq(jint(c, "eos_token_id"), 151645);
+    ck_assert_double_eq(jdouble(c, "rms_norm_eps"), 1e-6);
+    ck_assert(json_object_object_get_ex(c, "name", &v));
+    ck_assert_str_eq(json_object_get_string(v), "caf\xc3\xa9 / x");
+    ck_assert(json_object_object_get_ex(c, "rope_scaling", &v) && v == NULL);
+    ck_assert(json_object_object_get_ex(c, "quantization", &v));
+    ck_assert_int_eq(jint(v, "bits"), 4);
+    json_object_put(c);
+    char *text = read_text(tmp_path("hf.json"));
+    ck_assert_ptr_nonnull(strstr(text, "1e-06")); /* numbers keep their text */
+    ck_assert_ptr_nonnull(strstr(text, "\"caf\xc3\xa9 / x\""));
+    free(text);
+
+    /* All full: max_window_layers = layers; all SWA: 0. In place. */
+    write_text(tmp_path("inplace.json"), source_config);
+    bosch_selection *full = make(4, 2, 4, "00000000");
+    ck_assert_int_eq(bosch_selection_export_hf(full, tmp_path("inplace.json"),
+                                               tmp_path("inplace.json")),
+                     BOSCH_OK);
+    c = read_json(tmp_path("inplace.json"));
+    ck_assert_int_eq(jint(c, "max_window_layers"), 4);
+    json_object_put(c);
+    bosch_selection *all = make(4, 2, 4, "11111111");
+    ck_assert_int_eq(bosch_selection_export_hf(all, tmp_path("inplace.json"),
+                                               tmp_path("inplace.json")),
+                     BOSCH_OK);
+    c = read_json(tmp_path("inplace.json"));
+    ck_assert_int_eq(jint(c, "max_window_layers"), 0);
+    ck_assert(json_object_object_get_ex(c, "layer_types", &v));
+    ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(v, 0)), "sliding_attention");
+    json_object_put(c);
+    bosch_selection_free(full);
+    bosch_selection_free(all);
+    bosch_selection_free(s);
+}
+END_TEST
+
+START_TEST(hf_projection_exported)
+{
+    write_text(tmp_path("src2.json"), source_config);
+    bosch_selection *s = make(4, 2, 4, "10110001");
+    ck_assert_int_eq(bosch_selection_export_hf(s, tmp_path("src2.json"), tmp_path("hf2.json")),
+                     BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "head-level"));
+    ck_assert_int_eq(access(tmp_path("hf2.json"), F_OK), -1);
+    bosch_selection *p = bosch_selection_project_layers(s);
+    ck_assert_int_eq(bosch_selection_export_hf(p, tmp_path("src2.json"), tmp_path("hf2.json")),
+                     BOSCH_OK);
+    json_object *c = read_json(tmp_path("hf2.json")), *v;
+    ck_assert(json_object_object_get_ex(c, "layer_types", &v));
+    const char *want[4] = {"full_attention", "sliding_attention", "full_attention",
+                           "sliding_attention"};
+    for (size_t l = 0; l < 4; l++)
+        ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(v, l)), want[l]);
+    json_object_put(c);
+    bosch_selection_free(p);
+    bosch_selection_free(s);
+}
+END_TEST
+
+static const struct {
+    const char *text;
+    int code;
+    const char *why;
+} bad_sources[] = {
+    {"{ \"num_hidden_layers\": 4, ", BOSCH_E_CORRUPT, "not a JSON object"},
+    {"[1, 2]", BOSCH_E_CORRUPT, "not a JSON object"},
+    {"{ \"num_hidden_layers\": 4 } x", BOSCH_E_CORRUPT, "not a JSON object"},
+    {"", BOSCH_E_CORRUPT, "not a JSON object"},
+    {"{ \"model_type\": \"qwen3\" }", BOSCH_E_CORRUPT, "num_hidden_layers"},
+    {"{ \"num_hidden_layers\": \"4\" }", BOSCH_E_CORRUPT, "not an integer"},
+    {"{ \"num_hidden_layers\": 5 }", BOSCH_E_MISMATCH, "is 5"},
+    {"{ \"num_hidden_layers\": 4, \"num_key_value_heads\": 4 }", BOSCH_E_MISMATCH,
+     "num_key_value_heads"},
+    {"{ \"num_hidden_layers\": 4, \"num_attention_heads\": 16 }", BOSCH_E_MISMATCH,
+     "num_attention_heads"},
+};
+
+START_TEST(hf_bad_source)
+{
+    bosch_selection *s = make(4, 2, 4, "00110011");
+    const char *src = tmp_path("bad-src.json");
+    write_text(src, bad_sources[_i].text);
+    ck_assert_int_eq(bosch_selection_export_hf(s, src, tmp_path("bad-out.json")),
+                     bad_sources[_i].code);
+    ck_assert_msg(strstr(bosch_selection_last_error(s), bad_sources[_i].why) != NULL,
+                  "error '%s' lacks '%s'", bosch_selection_last_error(s), bad_sources[_i].why);
+    ck_assert_int_eq(access(tmp_path("bad-out.json"), F_OK), -1);
+    bosch_selection_free(s);
+}
+END_TEST
+
+START_TEST(hf_errors)
+{
+    write_text(tmp_path("src3.json"), source_config);
+    const char *src = tmp_path("src3.json");
+    bosch_selection *s = make(4, 2, 4, "00110011");
+    ck_assert_int_eq(bosch_selection_export_hf(NULL, src, tmp_path("o.json")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_hf(s, NULL, tmp_path("o.json")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_hf(s, src, NULL), BOSCH_E_INVALID);
+    /* Unreadable source. */
+    ck_assert_int_eq(bosch_selection_export_hf(s, tmp_path("missing.json"), tmp_path("o.json")),
+                     BOSCH_E_IO);
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "missing.json"));
+    ck_assert_int_eq(bosch_selection_export_hf(s, tmpdir, tmp_path("o.json")), BOSCH_E_IO);
+    /* Output that cannot be written, or replaced: no temporary left. */
+    ck_assert_int_eq(bosch_selection_export_hf(s, src, tmp_path("no/dir/o.json")), BOSCH_E_IO);
+    const char *dir = tmp_path("hf-blocked");
+    ck_assert_int_eq(mkdir(dir, 0777), 0);
+    char target[400];
+    snprintf(target, sizeof target, "%s/config.json", dir);
+    ck_assert_int_eq(mkdir(target, 0777), 0);
+    ck_assert_int_eq(bosch_selection_export_hf(s, src, target), BOSCH_E_IO);
+    ck_assert_int_eq(count_entries(dir), 1);
+    ck_assert_int_eq(rmdir(target), 0);
+    /* No KV record; window 0. */
+    bosch_selection *bare = bosch_selection_create(4, 2, 4);
+    ck_assert_int_eq(bosch_selection_export_hf(bare, src, tmp_path("o.json")), BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(bare), "kv_saving"));
+    ck_assert_int_eq(bosch_selection_set_kv_saving(bare, 1024, 0, 0), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_export_hf(bare, src, tmp_path("o.json")), BOSCH_E_INVALID);
+    ck_assert_int_eq(access(tmp_path("o.json"), F_OK), -1);
+    bosch_selection_free(bare);
+    bosch_selection_free(s);
+}
+END_TEST
+
+static Suite *export_suite(void)
+{
+    Suite *s = suite_create("export");
+    TCase *tc = tcase_new(s, "layers");
+    tcase_add_unchecked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, layer_level_predicate);
+    tcase_add_test(tc, projection_choice);
+    tcase_add_test(tc, projection_rounding);
+    tcase_add_test(tc, projection_fields);
+    tc = tcase_new(s, "duo");
+    tcase_add_unchecked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, duo_shapes);
+    tcase_add_test(tc, duo_replaces);
+    tcase_add_test(tc, duo_errors);
+    tc = tcase_new(s, "hf");
+    tcase_add_unchecked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, hf_config);
+    tcase_add_test(tc, hf_projection_exported);
+    tcase_add_loop_test(tc, hf_bad_source, 0, (int)(sizeof bad_sources / sizeof bad_sources[0]));
+    tcase_add_test(tc, hf_errors);
+    return s;
+}
+
+/* Removes the test directory and everything under it (two levels). */
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[640];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            remove_tree(p);
+        else
+            unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    int rc = run_suite(export_suite());
+    remove_tree(tmpdir);
+    return rc;
+}
