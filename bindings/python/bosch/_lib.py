@@ -4,10 +4,23 @@ Every C function the binding uses is declared here with explicit
 ``argtypes``/``restype``. Handles are opaque and travel as ``c_void_p``
 (Python ints); NULL handles come back as ``None``.
 
-Library lookup order:
-  1. the environment variable ``BOSCH_LIBRARY`` (full path to libbosch.so.0);
-  2. ``ctypes.util.find_library('bosch')``;
-  3. the plain soname ``libbosch.so.0`` (resolved by the dynamic loader).
+Library lookup (:func:`library_candidates`), the first that loads wins:
+  1. an explicit path: ``BOSCH_LIBRARY`` (libbosch), ``BOSCH_TEXT_LIBRARY``
+     (libbosch-text), ``BOSCH_TORCH_LIBRARY`` (libbosch-torch); when set,
+     nothing else is tried;
+  2. the directories of ``BOSCH_LIBRARY_DIR`` (``os.pathsep``-separated),
+     and their ``text/`` and ``torch/`` subfolders (a meson build's ``lib``);
+  3. libbosch-text and libbosch-torch only: the directory libbosch was
+     loaded from, and its ``text/`` / ``torch/`` subfolders;
+  4. ``ctypes.util.find_library`` (the ld.so cache, ``LD_LIBRARY_PATH``);
+  5. the standard directories: ``sys.prefix``/``sys.base_prefix`` then
+     ``/usr/local`` then ``/usr``, each ``lib/<multiarch>``, ``lib64``, ``lib``;
+  6. the soname (``libbosch.so.0``, resolved by the dynamic loader), then the
+     development name (``libbosch.so``).
+libbosch is loaded at import; libbosch-text and libbosch-torch only when
+``bosch.text`` / ``bosch.backend`` are first used (:func:`load_text`,
+:func:`load_torch`). A failed lookup raises :class:`LibraryNotFoundError`
+(an ImportError) listing every candidate and why it failed.
 """
 
 from __future__ import annotations
@@ -15,12 +28,18 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import platform
+import sys
+import sysconfig
+import threading
 from ctypes import (CFUNCTYPE, POINTER, c_char_p, c_double, c_int, c_size_t, c_uint32,
                     c_uint64, c_void_p)
 
 __all__ = ["lib", "library_path", "missing_symbols", "EVAL_FN", "BATCH_EVAL_FN", "LOG_FN",
            "PROGRESS_FN", "STRATEGY_INIT_FN", "STRATEGY_PROPOSE_FN", "STRATEGY_OBSERVE_FN",
-           "STRATEGY_DESTROY_FN", "OBJECTIVE_FN", "SUPPORTED_MAJOR"]
+           "STRATEGY_DESTROY_FN", "OBJECTIVE_FN", "SUPPORTED_MAJOR", "LibraryNotFoundError",
+           "LIBRARIES", "library_candidates", "standard_dirs", "multiarch", "load_text",
+           "load_torch", "loaded_path"]
 
 #: Major API version this binding was written against (bosch.h 0.x).
 SUPPORTED_MAJOR = 0
@@ -33,30 +52,145 @@ c_size_t_p = POINTER(c_size_t)
 c_int_p = POINTER(c_int)
 c_void_pp = POINTER(c_void_p)
 
+# --------------------------------------------------------------------------
+# Library lookup
+# --------------------------------------------------------------------------
+#: name -> (soname, development name, explicit-path variable, build-tree subfolder)
+LIBRARIES = {
+    "bosch": ("libbosch.so.0", "libbosch.so", "BOSCH_LIBRARY", ""),
+    "bosch-text": ("libbosch-text.so.0", "libbosch-text.so", "BOSCH_TEXT_LIBRARY", "text"),
+    "bosch-torch": ("libbosch-torch.so.0", "libbosch-torch.so", "BOSCH_TORCH_LIBRARY", "torch"),
+}
+
+
+class LibraryNotFoundError(ImportError):
+    """A libbosch library could not be loaded. ``library`` is its name
+    ("bosch", "bosch-text", "bosch-torch"); ``tried`` lists
+    ``(candidate, reason)`` in lookup order."""
+
+    def __init__(self, library: str, tried: list[tuple[str, str]], hint: str = ""):
+        self.library = library
+        self.tried = list(tried)
+        soname, _, var, _ = LIBRARIES[library]
+        lines = "\n".join(f"  {c}: {r}" for c, r in self.tried)
+        msg = (f"lib{library} ({soname}) could not be loaded; set {var} to its full path or "
+               f"BOSCH_LIBRARY_DIR to its directory. Tried, in order:\n{lines}")
+        if hint:
+            msg += "\n" + hint
+        super().__init__(msg, name=f"lib{library}")
+
+
+def multiarch() -> str | None:
+    """The multiarch tuple of this interpreter (Debian's lib/<tuple>), e.g.
+    'x86_64-linux-gnu': sysconfig's MULTIARCH, else the last folder of its
+    LIBDIR when it looks like one, else <machine>-linux-gnu on Linux."""
+    m = sysconfig.get_config_var("MULTIARCH")
+    if m:
+        return str(m)
+    base = os.path.basename(str(sysconfig.get_config_var("LIBDIR") or ""))
+    if base.count("-") >= 2:
+        return base
+    if sys.platform.startswith("linux") and platform.machine():
+        return platform.machine() + "-linux-gnu"
+    return None
+
+
+def standard_dirs() -> list[str]:
+    """The standard library directories searched (step 5), in order."""
+    ma = multiarch()
+    out: list[str] = []
+    for prefix in (sys.prefix, sys.base_prefix, "/usr/local", "/usr"):
+        for sub in ([f"lib/{ma}"] if ma else []) + ["lib64", "lib"]:
+            d = os.path.join(prefix, sub)
+            if d not in out:
+                out.append(d)
+    return out
+
+
+def library_candidates(name: str, loaded_dir: str | None = None,
+                       env=None) -> tuple[list[str], bool]:
+    """The candidates tried for library `name` ("bosch", "bosch-text",
+    "bosch-torch"), in order, and whether they come from an explicit path
+    variable (then only that one is tried). `loaded_dir` is the directory
+    libbosch was loaded from (step 3); `env` defaults to os.environ."""
+    env = os.environ if env is None else env
+    soname, devname, var, sub = LIBRARIES[name]
+    explicit = env.get(var)
+    if explicit:
+        return [explicit], True
+    out: list[str] = []
+
+    def add(c):
+        if c and c not in out:
+            out.append(c)
+
+    def add_dir(d):
+        for f in (soname, devname):
+            add(os.path.join(d, f))
+        if sub:
+            add(os.path.join(d, sub, soname))
+
+    for d in filter(None, env.get("BOSCH_LIBRARY_DIR", "").split(os.pathsep)):
+        add_dir(d)
+    if name != "bosch" and loaded_dir:
+        add_dir(loaded_dir)  # an install (one libdir) or a build tree (lib/text, lib/torch)
+    found = ctypes.util.find_library(name)
+    if found:
+        add(found)
+    for d in standard_dirs():
+        add(os.path.join(d, soname))
+    add(soname)
+    add(devname)
+    return out, False
+
+
+class _LinkMap(ctypes.Structure):
+    _fields_ = [("l_addr", c_void_p), ("l_name", c_char_p)]
+
+
+def loaded_path(cdll: ctypes.CDLL, fallback: str) -> str:
+    """The real file behind a loaded library (dlinfo RTLD_DI_LINKMAP), or `fallback`."""
+    try:
+        dlinfo = ctypes.CDLL(None).dlinfo
+        dlinfo.argtypes = [c_void_p, c_int, c_void_p]
+        dlinfo.restype = c_int
+        lm = POINTER(_LinkMap)()
+        if dlinfo(cdll._handle, 2, ctypes.byref(lm)) == 0 and lm and lm.contents.l_name:
+            p = lm.contents.l_name.decode(errors="replace")
+            if os.path.isabs(p):
+                return os.path.realpath(p)
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - not glibc
+        pass
+    return fallback
+
+
+def _load_named(name: str, loaded_dir: str | None = None,
+                hint: str = "") -> tuple[ctypes.CDLL, str]:
+    candidates, explicit = library_candidates(name, loaded_dir)
+    tried: list[tuple[str, str]] = []
+    for c in candidates:
+        if os.sep in c and not explicit and not os.path.exists(c):
+            tried.append((c, "no such file"))
+            continue
+        try:
+            cdll = ctypes.CDLL(c)
+        except OSError as exc:
+            tried.append((c, str(exc)))
+            continue
+        return cdll, (c if explicit else loaded_path(cdll, c))
+    var = LIBRARIES[name][2]
+    if explicit:
+        raise LibraryNotFoundError(name, [(f"{var}={candidates[0]}", tried[0][1])], hint)
+    raise LibraryNotFoundError(name, tried, hint)
+
 
 def _load() -> tuple[ctypes.CDLL, str]:
-    env = os.environ.get("BOSCH_LIBRARY")
-    if env:
-        try:
-            return ctypes.CDLL(env), env
-        except OSError as exc:
-            raise ImportError(f"BOSCH_LIBRARY={env!r} could not be loaded: {exc}") from exc
-    errors = []
-    candidates = []
-    found = ctypes.util.find_library("bosch")
-    if found:
-        candidates.append(found)
-    candidates += ["libbosch.so.0", "libbosch.so"]
-    for name in candidates:
-        try:
-            return ctypes.CDLL(name), name
-        except OSError as exc:
-            errors.append(f"{name}: {exc}")
-    raise ImportError("libbosch could not be found; set BOSCH_LIBRARY to the full path of "
-                      "libbosch.so.0 (tried: " + "; ".join(errors) + ")")
+    return _load_named("bosch")
 
 
 lib, library_path = _load()
+#: The real file of the loaded libbosch (library_path may be a soname or relative).
+library_file = loaded_path(lib, library_path)
 
 # --------------------------------------------------------------------------
 # Callback types (C function pointer typedefs of the headers).
@@ -287,18 +421,18 @@ _PROTOTYPES = {
 missing_symbols: list[str] = []
 
 
-def _declare() -> None:
-    for name, (restype, argtypes) in _PROTOTYPES.items():
+def _declare(cdll: ctypes.CDLL, prototypes: dict, missing: list[str]) -> None:
+    for name, (restype, argtypes) in prototypes.items():
         try:
-            fn = getattr(lib, name)
+            fn = getattr(cdll, name)
         except AttributeError:
-            missing_symbols.append(name)
+            missing.append(name)
             continue
         fn.restype = restype
         fn.argtypes = argtypes
 
 
-_declare()
+_declare(lib, _PROTOTYPES, missing_symbols)
 
 
 def _c_function(name: str, proto):
@@ -320,3 +454,160 @@ def text(ptr: bytes | None) -> str:
     if ptr is None:
         return ""
     return ptr.decode("utf-8", errors="replace")
+
+
+# --------------------------------------------------------------------------
+# libbosch-text (bosch/text.h) and libbosch-torch (bosch/torch.h), loaded
+# on first use. Pointers to arrays the binding fills or reads in place are
+# c_void_p (ctypes arrays and numpy buffers pass as addresses).
+# --------------------------------------------------------------------------
+c_int32_p = POINTER(ctypes.c_int32)
+
+
+class ChatMessage(ctypes.Structure):
+    """struct bosch_chat_message."""
+    _fields_ = [("role", c_char_p), ("content", c_char_p)]
+
+
+class RulerParams(ctypes.Structure):
+    """struct bosch_text_ruler_params."""
+    _fields_ = [("struct_size", c_size_t), ("task", c_char_p), ("context", c_uint32),
+                ("samples", c_uint32), ("seed", c_uint64), ("depth_min", c_double),
+                ("depth_max", c_double), ("chat", c_int)]
+
+
+TEXT_PROTOTYPES = {
+    "bosch_text_create_status": (c_int, []),
+    "bosch_text_create_error": (c_char_p, []),
+    "bosch_text_free": (None, [c_void_p]),
+    "bosch_tokenizer_open": (H, [c_char_p]),
+    "bosch_tokenizer_from_json": (H, [c_char_p, c_size_t]),
+    "bosch_tokenizer_free": (None, [H]),
+    # (tok, text, len, flags, int32_t **ids, size_t *n)
+    "bosch_tokenizer_encode": (c_int, [H, c_char_p, c_size_t, ctypes.c_uint,
+                                       POINTER(c_int32_p), c_size_t_p]),
+    # (tok, const int32_t *ids, n, flags, char **text, size_t *len): *text kept as
+    # a void* so that it can be handed back to bosch_text_free
+    "bosch_tokenizer_decode": (c_int, [H, c_void_p, c_size_t, ctypes.c_uint, c_void_pp,
+                                       c_size_t_p]),
+    "bosch_tokenizer_vocab_size": (c_uint32, [H]),
+    "bosch_tokenizer_token_id": (ctypes.c_int32, [H, c_char_p]),
+    "bosch_tokenizer_token": (c_char_p, [H, ctypes.c_int32]),
+    "bosch_tokenizer_is_special": (c_int, [H, ctypes.c_int32]),
+    "bosch_tokenizer_is_ordinary": (c_int, [H, ctypes.c_int32]),
+    # (const struct bosch_chat_message *, n, flags, char **text, size_t *len)
+    "bosch_chat_format_qwen3": (c_int, [POINTER(ChatMessage), c_size_t, ctypes.c_uint,
+                                        c_void_pp, c_size_t_p]),
+    "bosch_text_task_read_jsonl": (H, [c_char_p]),
+    "bosch_text_task_write_jsonl": (c_int, [H, c_char_p]),
+    "bosch_text_task_samples": (c_size_t, [H]),
+    # (t, i, chat_flags, char **text, size_t *len)
+    "bosch_text_task_prompt": (c_int, [H, c_size_t, ctypes.c_uint, c_void_pp, c_size_t_p]),
+    "bosch_text_task_answers": (c_size_t, [H, c_size_t]),
+    "bosch_text_task_answer": (c_char_p, [H, c_size_t, c_size_t]),
+    "bosch_text_task_target": (c_char_p, [H, c_size_t]),
+    "bosch_text_task_max_new_tokens": (c_uint32, [H, c_size_t]),
+    "bosch_text_task_free": (None, [H]),
+    "bosch_text_match_all": (c_double, [c_char_p, POINTER(c_char_p), c_size_t]),
+    "bosch_text_ruler_task_name": (c_char_p, [c_size_t]),
+    "bosch_text_ruler_params_init": (None, [POINTER(RulerParams)]),
+    "bosch_text_ruler_create": (H, [H, POINTER(RulerParams)]),
+}
+
+TORCH_PROTOTYPES = {
+    "bosch_torch_cuda_available": (c_int, []),
+    "bosch_torch_create_status": (c_int, []),
+    "bosch_torch_create_error": (c_char_p, []),
+    # model
+    "bosch_torch_model_open": (H, [c_char_p, c_int, c_int]),
+    "bosch_torch_model_open_device": (H, [c_char_p, c_char_p, c_int]),
+    # (m, uint64_t *param_bytes, int *dtype)
+    "bosch_torch_model_memory": (c_int, [H, c_uint64_p, c_int_p]),
+    "bosch_torch_model_device": (c_char_p, [H]),
+    "bosch_torch_dtype_name": (c_char_p, [c_int]),
+    "bosch_torch_model_free": (None, [H]),
+    "bosch_torch_model_last_error": (c_char_p, [H]),
+    # (m, uint32_t *layers, *kv_groups, *heads_per_group, *vocab)
+    "bosch_torch_model_shape": (c_int, [H, c_uint32_p, c_uint32_p, c_uint32_p, c_uint32_p]),
+    "bosch_torch_model_problem": (H, [H]),
+    # (m, const int32_t *tokens, batch, len, const uint8_t *masks, window, sink,
+    #  const int32_t *positions, npos, float *logits)
+    "bosch_torch_model_forward": (c_int, [H, c_void_p, c_size_t, c_size_t, c_void_p, c_uint32,
+                                          c_uint32, c_void_p, c_size_t, c_void_p]),
+    # tasks
+    "bosch_torch_task_read_jsonl": (H, [c_char_p]),
+    # (vocab, context, samples, needles, key_len, value_len, depth_min, depth_max, seed)
+    "bosch_torch_task_create_niah": (H, [c_uint32, c_uint32, c_uint32, c_uint32, c_uint32,
+                                         c_uint32, c_double, c_double, c_uint64]),
+    # (const int32_t *filler, n_filler, key_marker, value_marker, query_marker, context,
+    #  samples, needles, key_len, value_len, depth_min, depth_max, seed)
+    "bosch_torch_task_create_niah_ids": (H, [c_void_p, c_size_t, ctypes.c_int32,
+                                             ctypes.c_int32, ctypes.c_int32, c_uint32, c_uint32,
+                                             c_uint32, c_uint32, c_uint32, c_double, c_double,
+                                             c_uint64]),
+    "bosch_torch_task_from_text": (H, [H, H, ctypes.c_uint]),
+    "bosch_torch_task_write_jsonl": (c_int, [H, c_char_p]),
+    "bosch_torch_task_samples": (c_size_t, [H]),
+    "bosch_torch_task_prompt_len": (c_size_t, [H]),
+    "bosch_torch_task_prompt_len_of": (c_size_t, [H, c_size_t]),
+    "bosch_torch_task_free": (None, [H]),
+    # evaluator
+    "bosch_torch_evaluator_open": (H, [H, H, c_uint32, c_uint32, c_int]),
+    "bosch_torch_evaluator_free": (None, [H]),
+    "bosch_torch_evaluator_set_batch": (c_int, [H, c_uint32]),
+    "bosch_torch_evaluator_set_buckets": (c_int, [H, c_uint32]),
+    "bosch_torch_evaluator_set_prefix_cache": (c_int, [H, c_int]),
+    # bosch_batch_eval_fn: (const uint8_t *masks, n, units, double *scores, void *evaluator)
+    "bosch_torch_batch_eval": (c_int, [c_void_p, c_size_t, c_size_t, c_double_p, c_void_p]),
+    "bosch_torch_evaluator_last_error": (c_char_p, [H]),
+    # static scores
+    "bosch_torch_scorer_name": (c_char_p, [c_int]),
+    # (m, t, scorer, window, sink, double *head_scores, double *unit_scores)
+    "bosch_torch_model_scores": (c_int, [H, H, c_int, c_uint32, c_uint32, c_void_p, c_void_p]),
+}
+
+#: Functions of TEXT_PROTOTYPES / TORCH_PROTOTYPES the loaded library lacks.
+missing_text_symbols: list[str] = []
+missing_torch_symbols: list[str] = []
+
+_lazy_lock = threading.Lock()
+_lazy: dict[str, tuple[ctypes.CDLL, str]] = {}
+_lazy_errors: dict[str, LibraryNotFoundError] = {}
+
+
+def _lazy_load(name: str, prototypes: dict, missing: list[str], hint: str):
+    with _lazy_lock:
+        if name in _lazy:
+            return _lazy[name]
+        if name in _lazy_errors:  # lookups are not repeated: the same error again
+            raise _lazy_errors[name]
+        try:
+            cdll, path = _load_named(name, os.path.dirname(library_file)
+                                     if os.path.isabs(library_file) else None, hint)
+        except LibraryNotFoundError as exc:
+            _lazy_errors[name] = exc
+            raise
+        _declare(cdll, prototypes, missing)
+        _lazy[name] = (cdll, path)
+        return cdll, path
+
+
+def load_text() -> tuple[ctypes.CDLL, str]:
+    """libbosch-text (loaded once) and its path; LibraryNotFoundError when absent."""
+    return _lazy_load("bosch-text", TEXT_PROTOTYPES, missing_text_symbols,
+                      "libbosch-text is built with libbosch (lib/text); install it beside "
+                      "libbosch.")
+
+
+def load_torch() -> tuple[ctypes.CDLL, str]:
+    """libbosch-torch (loaded once, after libbosch-text, which it links) and its
+    path; LibraryNotFoundError when absent."""
+    load_text()
+    return _lazy_load("bosch-torch", TORCH_PROTOTYPES, missing_torch_symbols,
+                      "libbosch-torch is built only when meson finds libtorch "
+                      "(meson setup -Dtorch=enabled; docs/torch.md).")
+
+
+def torch_batch_eval_pointer():
+    """bosch_torch_batch_eval as a bosch_batch_eval_fn pointer (for bosch_set_batch_evaluator)."""
+    return BATCH_EVAL_FN(("bosch_torch_batch_eval", load_torch()[0]))

@@ -586,6 +586,8 @@ class Optimizer:
         `thread_safe`: whether `fn` may be called on several threads at once
         when ``threads`` > 1 (bosch_set_evaluator_thread_safe). None = False
         for a Python callable, True for a Testbed (its scoring only reads)."""
+        if hasattr(fn, "_c_batch_evaluator"):  # a C batch evaluator (bosch.backend.Evaluator)
+            return self.set_batch_evaluator(fn)
         if thread_safe is None:
             thread_safe = isinstance(fn, Testbed)
         if isinstance(fn, Testbed):
@@ -609,8 +611,16 @@ class Optimizer:
 
     def set_batch_evaluator(self, fn) -> "Optimizer":
         """Batch evaluator: ``fn(masks: list[bytes]) -> sequence of floats``,
-        or a Testbed (evaluated in C). Replaces a single evaluator."""
-        if isinstance(fn, Testbed):
+        or a Testbed or a :class:`bosch.backend.Evaluator` (evaluated in C:
+        bosch_testbed_batch_eval / bosch_torch_batch_eval). Replaces a single
+        evaluator."""
+        c_eval = getattr(fn, "_c_batch_evaluator", None)
+        if c_eval is not None:
+            ptr, user = c_eval()
+            self._check(lib.bosch_set_batch_evaluator(self._handle, ptr, user))
+            self._keep["evaluator"] = (ptr, fn)
+            self._evaluator_kind = "c-batch"
+        elif isinstance(fn, Testbed):
             ptr = testbed_batch_eval_pointer()
             self._check(lib.bosch_set_batch_evaluator(self._handle, ptr, fn._handle))
             self._keep["evaluator"] = (ptr, fn)
@@ -660,7 +670,12 @@ class Optimizer:
 
     def _raise_status(self, status: int) -> None:
         if status < 0:
-            err = error_for_status(status, self._last_error() or None)
+            msg = self._last_error()
+            if self._evaluator_kind == "c-batch":  # the C evaluator's own message
+                why = self._keep["evaluator"][1]._c_last_error()
+                if why and why not in msg:
+                    msg = f"{msg}: {why}" if msg else why
+            err = error_for_status(status, msg or None)
             if isinstance(err, EvaluatorError):
                 err.evaluator_status = self.evaluator_status
             try:
@@ -697,8 +712,10 @@ class Optimizer:
         if self._evaluator_kind is None:
             raise ValueError("no evaluator: pass evaluator= or batch_evaluator= "
                              "(or use ask()/tell())")
-        if self._evaluator_kind.startswith("testbed") and not self._keep["evaluator"][1]._h:
-            raise ValueError("the testbed used as evaluator has been closed")
+        if self._evaluator_kind.startswith(("testbed", "c-")) and \
+                not self._keep["evaluator"][1]._h:
+            kind = "testbed" if self._evaluator_kind.startswith("testbed") else "evaluator"
+            raise ValueError(f"the {kind} used as evaluator has been closed")
         self._state.take()
         status = lib.bosch_optimize(self._handle)
         self._status = status
