@@ -13,8 +13,9 @@ Library lookup (:func:`library_candidates`), the first that loads wins:
   3. libbosch-text and libbosch-torch only: the directory libbosch was
      loaded from, and its ``text/`` / ``torch/`` subfolders;
   4. ``ctypes.util.find_library`` (the ld.so cache, ``LD_LIBRARY_PATH``);
-  5. the standard directories: ``sys.prefix``/``sys.base_prefix`` then
-     ``/usr/local`` then ``/usr``, each ``lib/<multiarch>``, ``lib64``, ``lib``;
+  5. the standard directories: ``/usr/local``, ``/usr``, then ``sys.prefix``
+     and ``sys.base_prefix`` (a venv, a conda environment), each with
+     ``lib/<multiarch>`` (Debian's ``lib/x86_64-linux-gnu``), ``lib64``, ``lib``;
   6. the soname (``libbosch.so.0``, resolved by the dynamic loader), then the
      development name (``libbosch.so``).
 libbosch is loaded at import; libbosch-text and libbosch-torch only when
@@ -99,7 +100,7 @@ def standard_dirs() -> list[str]:
     """The standard library directories searched (step 5), in order."""
     ma = multiarch()
     out: list[str] = []
-    for prefix in (sys.prefix, sys.base_prefix, "/usr/local", "/usr"):
+    for prefix in ("/usr/local", "/usr", sys.prefix, sys.base_prefix):
         for sub in ([f"lib/{ma}"] if ma else []) + ["lib64", "lib"]:
             d = os.path.join(prefix, sub)
             if d not in out:
