@@ -27,8 +27,8 @@ from .errors import (AnchorsError, BadScoreError, BoschError, BoschIOError, Erro
                      EvaluatorError, InfeasibleError, InvalidArgumentError, JournalCorruptError,
                      JournalMismatchError, NoMemoryError, NotFoundError, OptionError, StateError,
                      StopReason, StrategyError, TooLargeError, err_name, is_error, strerror)
-from .optimizer import (STAGES, HistoryRecord, JournalMode, LogLevel, Optimizer, Progress,
-                        Result, Stage, Variant, stage_name, variant_name)
+from .optimizer import (STAGES, HistoryRecord, JournalMode, LogLevel, OptionInfo, Optimizer,
+                        Progress, Result, Stage, Variant, options, stage_name, variant_name)
 from .problem import FIX_FULL, FIX_NONE, FIX_SWA, Problem, kv_saving, repair
 from .selection import SCORE_KINDS, ScoreKind, Selection, read_selection, write_history
 from .strategy import (PYTHON_EXCEPTION_STATUS, SolveResult, Strategy, Subproblem,
@@ -81,7 +81,7 @@ __all__ = [
     # optimizer
     "Optimizer", "Result", "Progress", "HistoryRecord", "Stage", "Variant", "LogLevel",
     "JournalMode",
-    "STAGES", "stage_name", "variant_name",
+    "STAGES", "stage_name", "variant_name", "options", "OptionInfo",
     # strategies
     "Strategy", "Subproblem", "builtin_strategies", "solve_subproblem", "SolveResult",
     "PYTHON_EXCEPTION_STATUS",

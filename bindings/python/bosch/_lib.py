@@ -272,6 +272,18 @@ _PROTOTYPES = {
     "bosch_set_anchors": (c_int, [H, c_double, c_double]),
     "bosch_set_option": (c_int, [H, c_char_p, c_char_p]),
     "bosch_get_option": (c_int, [H, c_char_p, ctypes.c_char_p, c_size_t]),
+    # typed options and the option table
+    "bosch_set_option_uint": (c_int, [H, c_char_p, c_uint64]),
+    "bosch_set_option_double": (c_int, [H, c_char_p, c_double]),
+    "bosch_get_option_uint": (c_int, [H, c_char_p, c_uint64_p]),
+    "bosch_get_option_double": (c_int, [H, c_char_p, c_double_p]),
+    "bosch_option_count": (c_size_t, []),
+    "bosch_option_name": (c_char_p, [c_size_t]),
+    "bosch_option_type": (c_int, [c_char_p]),
+    "bosch_option_doc": (c_char_p, [c_char_p]),
+    "bosch_option_default": (c_char_p, [c_char_p]),
+    "bosch_option_range": (c_int, [c_char_p, c_double_p, c_double_p]),
+    "bosch_option_choices": (c_char_p, [c_char_p]),
     "bosch_set_log": (c_int, [H, LOG_FN, c_void_p, c_int]),
     "bosch_set_progress": (c_int, [H, PROGRESS_FN, c_void_p]),
     "bosch_progress_stage": (c_int, [H]),
@@ -400,6 +412,11 @@ _PROTOTYPES = {
     "bosch_selection_write_json": (c_int, [H, c_char_p]),
     "bosch_selection_write_tsv": (c_int, [H, c_char_p]),
     "bosch_selection_write_svg": (c_int, [H, c_char_p]),
+    # exports (docs/export.md)
+    "bosch_selection_is_layer_level": (c_int, [H]),
+    "bosch_selection_project_layers": (H, [H]),
+    "bosch_selection_export_duo": (c_int, [H, c_char_p]),
+    "bosch_selection_export_hf": (c_int, [H, c_char_p, c_char_p]),
     "bosch_history_write": (c_int, [c_char_p, c_size_t, c_size_t, c_void_p, c_double_p,
                                     POINTER(c_char_p), c_double, c_double]),
     # ---- testbed.h --------------------------------------------------------
@@ -531,6 +548,9 @@ TORCH_PROTOTYPES = {
     # (m, uint32_t *layers, *kv_groups, *heads_per_group, *vocab)
     "bosch_torch_model_shape": (c_int, [H, c_uint32_p, c_uint32_p, c_uint32_p, c_uint32_p]),
     "bosch_torch_model_problem": (H, [H]),
+    # hybrid checkpoints: the config's sliding window (0: none) and sliding layers
+    "bosch_torch_model_sliding_window": (c_uint32, [H]),
+    "bosch_torch_model_layer_sliding": (c_int, [H, c_uint32]),
     # (m, const int32_t *tokens, batch, len, const uint8_t *masks, window, sink,
     #  const int32_t *positions, npos, float *logits)
     "bosch_torch_model_forward": (c_int, [H, c_void_p, c_size_t, c_size_t, c_void_p, c_uint32,

@@ -254,8 +254,26 @@ class Model(Handle):
         """The dtype in use ("f32", "bf16", "f16"; never "auto")."""
         return dtype_name(self._memory()[1])
 
+    @property
+    def sliding_window(self) -> int:
+        """The config's sliding window W of a hybrid checkpoint (layers that
+        always slide over W tokens, no sink), 0 when no layer slides."""
+        return int(tlib.bosch_torch_model_sliding_window(self._handle))
+
+    @property
+    def sliding_layers(self) -> list[bool]:
+        """Per layer: whether the config makes it sliding (those units are
+        fixed SWA in :meth:`problem`)."""
+        out = []
+        for layer in range(self.layers):
+            rc = tlib.bosch_torch_model_layer_sliding(self._handle, layer)
+            check_status(rc, lambda: f"bosch_torch_model_layer_sliding({layer})")
+            out.append(bool(rc))
+        return out
+
     def problem(self, ratio: float | None = None, units: int | None = None) -> Problem:
-        """A bosch.Problem of the model's shape (target ratio 0.5 unless given)."""
+        """A bosch.Problem of the model's shape (target ratio 0.5 unless given),
+        with the units of the config's sliding layers fixed to SWA."""
         h = tlib.bosch_torch_model_problem(self._handle)
         if not h:
             raise _creator_error()

@@ -366,6 +366,40 @@ _STRATEGY_OPTIONS = {"strategy": -1, "probe_strategy": int(Stage.PROBE),
 # ----------------------------------------------------------------------------
 # Optimizer
 # ----------------------------------------------------------------------------
+OPTION_UINT, OPTION_DOUBLE, OPTION_BOOL, OPTION_CHOICE, OPTION_STRATEGY, OPTION_PATH = range(6)
+_OPTION_TYPE_NAMES = ("uint", "double", "bool", "choice", "strategy", "path")
+
+
+@dataclass(frozen=True)
+class OptionInfo:
+    """One row of the library's option table (bosch_option_*): ``type`` is
+    "uint", "double", "bool", "choice", "strategy" or "path"; ``range`` the
+    inclusive bounds of numeric and bool options (else None); ``choices``
+    the values of choice and bool options (else None)."""
+    name: str
+    type: str
+    doc: str
+    default: str
+    range: tuple[float, float] | None
+    choices: tuple[str, ...] | None
+
+
+def options() -> list[OptionInfo]:
+    """The options of :meth:`Optimizer.set_option`, in the library's table order."""
+    out = []
+    for i in range(lib.bosch_option_count()):
+        name = lib.bosch_option_name(i)
+        kind = lib.bosch_option_type(name)
+        lo, hi = ctypes.c_double(0), ctypes.c_double(0)
+        rng = (lo.value, hi.value) if lib.bosch_option_range(
+            name, ctypes.byref(lo), ctypes.byref(hi)) == 0 else None
+        choices = lib.bosch_option_choices(name)
+        out.append(OptionInfo(text(name), _OPTION_TYPE_NAMES[kind] if 0 <= kind < 6 else str(kind),
+                              text(lib.bosch_option_doc(name)), text(lib.bosch_option_default(name)),
+                              rng, tuple(text(choices).split("|")) if choices else None))
+    return out
+
+
 class Optimizer:
     """The BOSCH search on a copy of `problem`.
 
@@ -520,6 +554,23 @@ class Optimizer:
             if n < size:
                 return buf.value.decode("utf-8", errors="replace")
             size = n + 1
+
+    def get_option_value(self, name: str):
+        """Current value of an option, typed by the option table: int for
+        uint options, bool for bool ones, float for double ones, str otherwise
+        (bosch_get_option_uint / _double / bosch_get_option)."""
+        kind = lib.bosch_option_type(name.encode())
+        if kind in (OPTION_UINT, OPTION_BOOL):
+            v = ctypes.c_uint64(0)
+            self._check_const(lib.bosch_get_option_uint(self._handle, name.encode(),
+                                                        ctypes.byref(v)), f"get_option({name!r})")
+            return bool(v.value) if kind == OPTION_BOOL else v.value
+        if kind == OPTION_DOUBLE:
+            d = ctypes.c_double(0)
+            self._check_const(lib.bosch_get_option_double(self._handle, name.encode(),
+                                                          ctypes.byref(d)), f"get_option({name!r})")
+            return d.value
+        return self.get_option(name)
 
     def set_anchors(self, s_full: float, s_allswa: float) -> "Optimizer":
         """Supply S_full and S_allSWA instead of evaluating them."""

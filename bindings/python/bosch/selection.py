@@ -385,6 +385,35 @@ class Selection:
         self.write_tsv(prefix + ".tsv")
         self.write_svg(prefix + ".svg")
 
+    # -- exports for inference code (docs/export.md) ---------------------------------------------
+    @property
+    def is_layer_level(self) -> bool:
+        """Every layer all SWA or all full (what a per-layer sliding window serves)."""
+        return bool(lib.bosch_selection_is_layer_level(self._handle))
+
+    def project_layers(self) -> "Selection":
+        """The nearest layer-level selection with the same SWA ratio
+        (bosch_selection_project_layers; method "layer-projection:METHOD",
+        sink 0, no scores)."""
+        h = lib.bosch_selection_project_layers(self._handle)
+        if not h:
+            raise _creator_error()
+        return Selection(0, 0, _handle=h)
+
+    def export_duo(self, directory) -> None:
+        """A DuoAttention / kvpress attention-pattern directory
+        (full_attention_heads.tsv + config.json; bosch_selection_export_duo).
+        Needs a KV-saving record (:meth:`set_kv_saving`) for window and sink."""
+        self._check(lib.bosch_selection_export_duo(self._handle, _path(directory)))
+
+    def export_hf(self, source_config, out_config=None) -> None:
+        """A Hugging Face config.json sliding the SWA layers of a layer-level
+        selection: `source_config` (the model's config.json) with
+        use_sliding_window, sliding_window and layer_types set, written to
+        `out_config` (default: over `source_config`; bosch_selection_export_hf)."""
+        out = source_config if out_config is None else out_config
+        self._check(lib.bosch_selection_export_hf(self._handle, _path(source_config), _path(out)))
+
 
 def read_selection(path) -> Selection:
     """Selection.read(path)."""

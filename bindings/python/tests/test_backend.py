@@ -333,3 +333,24 @@ def test_end_to_end_search_and_result_file(model, task, evaluator, tmp_path):
     for layer in range(4):  # the map: one row per layer, '#' = SWA
         row = "".join("#" if v else "." for v in result.mask[layer * 4:(layer + 1) * 4])
         assert re.search(rf"^\s*{layer}\s+{re.escape(row)}\s", proc.stdout, re.M), proc.stdout
+
+
+def test_sliding_layers_of_the_organism(model):
+    # the organism's config has no sliding window: no layer slides
+    assert model.sliding_window == 0
+    assert model.sliding_layers == [False] * 4
+    assert model.problem().unit_fix(0, 0) is None
+
+
+def test_sliding_layers_of_a_hybrid_config(tmp_path):
+    # the organism's weights under a config whose layers 1 and 3 slide
+    cfg = json.load(open(os.path.join(ORGANISM, "config.json")))
+    cfg.update(use_sliding_window=True, sliding_window=16,
+               layer_types=["full_attention", "sliding_attention"] * 2)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    os.symlink(os.path.join(ORGANISM, "model.safetensors"), tmp_path / "model.safetensors")
+    with backend.Model(tmp_path, device="cpu") as m:
+        assert m.sliding_window == 16
+        assert m.sliding_layers == [False, True, False, True]
+        p = m.problem()
+        assert [p.unit_fix(layer, 0) for layer in range(4)] == [None, "swa", None, "swa"]

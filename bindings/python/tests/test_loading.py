@@ -104,3 +104,43 @@ def test_stage_and_variant_names():
     assert [bosch.variant_name(v) for v in bosch.Variant] == [
         "full", "probe-only", "group-only", "layer-level"]
     assert bosch.variant_name(17) is None
+
+
+def test_every_public_function_of_the_core_headers_is_declared():
+    # Each non-deprecated BOSCH_API function of include/bosch/*.h (the core's
+    # headers; torch.h and text.h: test_backend.py) has a prototype in _lib.
+    import glob
+    import re
+    inc = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(bosch.__file__)))), "..", "include", "bosch")
+    headers = [h for h in glob.glob(os.path.join(inc, "*.h"))
+               if os.path.basename(h) not in ("torch.h", "text.h")]
+    if not headers:
+        pytest.skip("not a source tree")
+    public = set()
+    for h in headers:
+        for deprecated, name in re.findall(r"BOSCH_API\s+(BOSCH_DEPRECATED\([^)]*\)\s+)?"
+                                           r"[\w\s\*]*?\b(bosch_\w+)\s*\(", open(h).read()):
+            if not deprecated:
+                public.add(name)
+    assert len(public) > 150
+    assert public - set(_lib._PROTOTYPES) == set()
+    assert set(_lib._PROTOTYPES) - public == set()
+
+
+def test_option_table():
+    table = bosch.options()
+    names = [o.name for o in table]
+    assert {"seed", "budget", "variant", "strategy", "journal", "threads"} <= set(names)
+    by = {o.name: o for o in table}
+    assert by["seed"].type == "uint" and by["probe_fraction"].type == "double"
+    assert by["probe_fraction"].range == (0.0, 1.0)
+    assert by["variant"].type == "choice" and "layer-level" in by["variant"].choices
+    assert by["journal"].type == "path" and by["journal"].range is None
+    assert all(o.doc for o in table)
+    opt = bosch.Optimizer(bosch.Problem(2, 2), seed=5, probe_fraction=0.25, variant="group-only")
+    assert opt.get_option_value("seed") == 5
+    assert opt.get_option_value("probe_fraction") == 0.25
+    assert opt.get_option_value("variant") == "group-only"
+    with pytest.raises(bosch.OptionError):
+        opt.get_option_value("no_such_option")

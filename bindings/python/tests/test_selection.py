@@ -155,3 +155,35 @@ def test_write_history(tmp_path):
     assert [r["stage"] for r in lines] == ["anchors", "baseline"]
     assert lines[1] == {"eval": 1, "stage": "baseline", "score": 0.25, "normalized": 0.25,
                         "swa_units": 3, "wall_s": None, "mask": "111"}
+
+
+def test_exports(tmp_path):
+    sel = make_sample()
+    assert not sel.is_layer_level
+    proj = sel.project_layers()
+    # 4 SWA units of 2 per layer: 2 whole layers, those with the most SWA
+    # heads (layer 2, then the tie of layers 0 and 3 goes to the higher index:
+    # the importance holds a NaN)
+    assert proj.is_layer_level and proj.mask == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert proj.method == "layer-projection:baseline:bme"
+    assert proj.kv_saving["sink"] == 0 and proj.kv_saving["window"] == 128
+    assert proj.setting("window") == 128  # the settings are kept
+    assert math.isnan(proj.score("raw"))
+    sel.export_duo(tmp_path / "duo")
+    tsv = (tmp_path / "duo" / "full_attention_heads.tsv").read_text().split()
+    assert tsv == ["0", "1", "1", "1", "0", "0", "1", "0"]  # 1 = full
+    cfg = json.loads((tmp_path / "duo" / "config.json").read_text())
+    assert (cfg["sink_size"], cfg["recent_size"]) == (4, 128)
+    src = tmp_path / "config.json"
+    src.write_text(json.dumps({"num_hidden_layers": 4, "num_key_value_heads": 2,
+                               "num_attention_heads": 8, "model_type": "qwen3"}))
+    with pytest.raises(bosch.InvalidArgumentError):
+        sel.export_hf(src, tmp_path / "hf.json")  # head-level
+    proj.export_hf(src, tmp_path / "hf.json")
+    hf = json.loads((tmp_path / "hf.json").read_text())
+    assert hf["use_sliding_window"] is True and hf["sliding_window"] == 128
+    assert hf["layer_types"] == ["full_attention"] * 2 + ["sliding_attention"] * 2
+    assert hf["model_type"] == "qwen3"
+    src.write_text(json.dumps({"num_hidden_layers": 5}))
+    with pytest.raises(bosch.JournalMismatchError):
+        proj.export_hf(src)
