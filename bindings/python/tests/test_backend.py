@@ -354,3 +354,20 @@ def test_sliding_layers_of_a_hybrid_config(tmp_path):
         assert m.sliding_layers == [False, True, False, True]
         p = m.problem()
         assert [p.unit_fix(layer, 0) for layer in range(4)] == [None, "swa", None, "swa"]
+
+
+def test_one_libbosch_in_the_process():
+    # libbosch-torch and libbosch-text bind to the libbosch the binding loaded
+    # (the loader shares a soname once loaded), so problems and evaluators
+    # cross between them safely.
+    if not os.path.exists("/proc/self/maps"):
+        pytest.skip("no /proc/self/maps")
+    files = {os.path.realpath(line.split()[-1]) for line in open("/proc/self/maps")
+             if re.search(r"/libbosch(-text|-torch)?\.so", line)}
+    by = {}
+    for f in files:
+        by.setdefault(re.search(r"libbosch(-text|-torch)?", os.path.basename(f)).group(0),
+                      set()).add(f)
+    assert by["libbosch"] == {os.path.realpath(bosch.library_file)}
+    assert by["libbosch-text"] == {os.path.realpath(bosch.text.library_path)}
+    assert by["libbosch-torch"] == {os.path.realpath(backend.library_path)}
