@@ -215,7 +215,8 @@ def build_sdist(sdist_directory, config_settings=None):
         if fn.endswith(".py"):
             members[f"tests/{fn}"] = _read(os.path.join(tests, fn))
     mtime = max(int(os.environ.get("SOURCE_DATE_EPOCH", _EPOCH)), _EPOCH)
-    with tarfile.open(os.path.join(sdist_directory, filename), "w:gz", format=tarfile.PAX_FORMAT) as t:
+    path = os.path.join(sdist_directory, filename)
+    with tarfile.open(path, "w:gz", format=tarfile.PAX_FORMAT) as t:
         for arc in sorted(members):
             data = members[arc]
             info = tarfile.TarInfo(f"{base}/{arc}")

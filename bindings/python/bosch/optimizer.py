@@ -394,9 +394,10 @@ def options() -> list[OptionInfo]:
         rng = (lo.value, hi.value) if lib.bosch_option_range(
             name, ctypes.byref(lo), ctypes.byref(hi)) == 0 else None
         choices = lib.bosch_option_choices(name)
-        out.append(OptionInfo(text(name), _OPTION_TYPE_NAMES[kind] if 0 <= kind < 6 else str(kind),
-                              text(lib.bosch_option_doc(name)), text(lib.bosch_option_default(name)),
-                              rng, tuple(text(choices).split("|")) if choices else None))
+        kind_name = _OPTION_TYPE_NAMES[kind] if 0 <= kind < 6 else str(kind)
+        out.append(OptionInfo(text(name), kind_name, text(lib.bosch_option_doc(name)),
+                              text(lib.bosch_option_default(name)), rng,
+                              tuple(text(choices).split("|")) if choices else None))
     return out
 
 
