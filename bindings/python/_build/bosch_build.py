@@ -210,10 +210,11 @@ def build_sdist(sdist_directory, config_settings=None):
             members[extra] = _read(os.path.join(ROOT, extra))
     for arc, path in _package_files():
         members[arc] = _read(path)
-    tests = os.path.join(ROOT, "tests")
-    for fn in sorted(os.listdir(tests)) if os.path.isdir(tests) else []:
-        if fn.endswith(".py"):
-            members[f"tests/{fn}"] = _read(os.path.join(tests, fn))
+    for sub in ("tests", "examples"):
+        d = os.path.join(ROOT, sub)
+        for fn in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            if fn.endswith(".py"):
+                members[f"{sub}/{fn}"] = _read(os.path.join(d, fn))
     mtime = max(int(os.environ.get("SOURCE_DATE_EPOCH", _EPOCH)), _EPOCH)
     path = os.path.join(sdist_directory, filename)
     with tarfile.open(path, "w:gz", format=tarfile.PAX_FORMAT) as t:

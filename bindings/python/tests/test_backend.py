@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -315,6 +316,7 @@ def test_end_to_end_search_and_result_file(model, task, evaluator, tmp_path):
     sel.set_kv_saving(task.prompt_len, WINDOW, SINK)
     sel.set_setting("window", WINDOW)
     sel.set_setting("sink", SINK)
+    sel.set_setting("metric", "logprob")
     sel.set_setting("task", "calib.jsonl[:2]")
     prefix = tmp_path / "organism-50"
     sel.write(prefix)
@@ -330,6 +332,7 @@ def test_end_to_end_search_and_result_file(model, task, evaluator, tmp_path):
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "4 layers x 4 KV groups x 2 query heads/group, SWA units 8/16" in proc.stdout
+    assert "settings: window 32, sink 4, metric logprob" in proc.stdout
     for layer in range(4):  # the map: one row per layer, '#' = SWA
         row = "".join("#" if v else "." for v in result.mask[layer * 4:(layer + 1) * 4])
         assert re.search(rf"^\s*{layer}\s+{re.escape(row)}\s", proc.stdout, re.M), proc.stdout
@@ -371,3 +374,19 @@ def test_one_libbosch_in_the_process():
     assert by["libbosch"] == {os.path.realpath(bosch.library_file)}
     assert by["libbosch-text"] == {os.path.realpath(bosch.text.library_path)}
     assert by["libbosch-torch"] == {os.path.realpath(backend.library_path)}
+
+
+def test_example_script(tmp_path):
+    """examples/search_organism.py, the README's walk-through, runs."""
+    script = os.path.join(HERE, "..", "examples", "search_organism.py")
+    env = dict(os.environ, BOSCH_ORGANISM=ORGANISM, BOSCH_LIBRARY=bosch.library_file,
+               BOSCH_TEXT_LIBRARY=bosch.text.library_path,
+               BOSCH_TORCH_LIBRARY=backend.library_path, PYTHONPATH=os.path.dirname(HERE))
+    out = tmp_path / "out" / "organism"
+    proc = subprocess.run([sys.executable, script, "--samples", "2", "--budget", "12",
+                           "--device", "cpu", "--threads", "1", "--out", str(out)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "search: BOSCH_" in proc.stdout and "locality baseline" in proc.stdout
+    sel = bosch.Selection.read(f"{out}.json")
+    assert sel.swa_units == 8 and sel.settings["metric"] == "logprob"
