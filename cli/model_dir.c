@@ -1,4 +1,6 @@
 /* The model directory of a command and its bosch.json suggestions. */
+/* realpath() is an XSI extension in glibc's headers. */
+#define _XOPEN_SOURCE 700
 #include "model_dir.h"
 
 #include <json-c/json.h>
@@ -6,12 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef BOSCH_DEFAULT_MODEL_DIR
 #define BOSCH_DEFAULT_MODEL_DIR "/usr/local/share/libbosch/organism"
 #endif
-#ifndef BOSCH_SOURCE_MODEL_DIR
-#define BOSCH_SOURCE_MODEL_DIR ""
+/* <datadir>/libbosch/organism relative to <bindir>: found next to the running
+ * program, so an installed tree works from any prefix (or DESTDIR), and the
+ * build tree works through build/share (a link the configure step makes). */
+#ifndef BOSCH_MODEL_DIR_FROM_BINDIR
+#define BOSCH_MODEL_DIR_FROM_BINDIR "../share/libbosch/organism"
 #endif
 
 static int is_dir(const char *p)
@@ -20,10 +26,35 @@ static int is_dir(const char *p)
     return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The model directory: --model, $BOSCH_DEFAULT_MODEL, the installed default,
- * the source tree's models/organism. NULL after a message. */
+/* The organism next to the running program, resolved (links followed) into
+ * buf; NULL when there is none. */
+static const char *model_beside_program(char *buf, size_t len)
+{
+    char exe[4096], joined[8192];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    snprintf(joined, sizeof joined, "%s/%s", exe, BOSCH_MODEL_DIR_FROM_BINDIR);
+    char *real = realpath(joined, NULL);
+    if (!real || !is_dir(real) || strlen(real) >= len) {
+        free(real);
+        return NULL;
+    }
+    memcpy(buf, real, strlen(real) + 1);
+    free(real);
+    return buf;
+}
+
+/* The model directory: --model, $BOSCH_DEFAULT_MODEL, the organism beside the
+ * program, the one under the configured prefix. NULL after a message. */
 static const char *resolve_model(const struct settings *s)
 {
+    static char beside[4096];
     if (s->model) {
         if (!is_dir(s->model)) {
             errorf("model directory '%s' does not exist", s->model);
@@ -39,13 +70,14 @@ static const char *resolve_model(const struct settings *s)
         }
         return env;
     }
+    const char *near = model_beside_program(beside, sizeof beside);
+    if (near)
+        return near;
     if (is_dir(BOSCH_DEFAULT_MODEL_DIR))
         return BOSCH_DEFAULT_MODEL_DIR;
-    if (is_dir(BOSCH_SOURCE_MODEL_DIR))
-        return BOSCH_SOURCE_MODEL_DIR;
     errorf("no model: give --model DIR or set BOSCH_DEFAULT_MODEL (the default model is "
-           "looked for in %s%s%s, not found)",
-           BOSCH_DEFAULT_MODEL_DIR, *BOSCH_SOURCE_MODEL_DIR ? " and " : "", BOSCH_SOURCE_MODEL_DIR);
+           "looked for in <program's directory>/%s and %s, not found)",
+           BOSCH_MODEL_DIR_FROM_BINDIR, BOSCH_DEFAULT_MODEL_DIR);
     return NULL;
 }
 

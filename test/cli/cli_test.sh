@@ -152,6 +152,36 @@ if [ "$MODE" = organism ]; then
     expect 0 "wrote" "$BOSCH" baseline --kind ablation --ratio 0.9375 --out abl
     tr -d ' \n' <abl.json | grep -q '"unit_mask":"1111111110111111"' || fail "ablation: unit 9 not kept full"
     expect 0 "score 1 (full 1, all-SWA 0.0078125)" "$BOSCH" eval --mask abl.json --metric exact
+    # A head-level result served per layer: exported as a Hugging Face model
+    # directory, re-scored through the hybrid config, and searched further
+    # with its sliding layers fixed.
+    # (A head-level mask with layers 0 and 1 mostly SWA: its projection keeps
+    # layer 2, which holds the organism's retrieval unit, full; a projection
+    # that slides layer 2 leaves a task the anchors cannot tell apart.)
+    expect 0 "wrote" "$BOSCH" baseline --kind locality --ratio 0.5 --out loc
+    python3 - loc.json <<'PY' || fail "cannot edit loc.json"
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["unit_mask"] = "1111110100000000"
+json.dump(m, open(sys.argv[1], "w"))
+PY
+    expect 0 "sliding layers: 0 1" "$BOSCH" export --format hf --mask loc.json --out "$T/hf"
+    [ -L "$T/hf/model.safetensors" ] || fail "export hf: model.safetensors not linked"
+    n=$(tr -d ' \n' <"$T/hf/config.json" | grep -o '"sliding_attention"' | wc -l)
+    [ "$n" = 2 ] || fail "export hf: $n sliding layers, expected 2 (ratio 0.5 of 4 layers)"
+    expect 0 "layer 0,1 slide over 32 tokens (fixed SWA)" "$BOSCH" eval --model "$T/hf" \
+        --mask "$T/hf/bosch-mask.json"
+    expect 0 "wrote" "$BOSCH" search --model "$T/hf" --ratio 0.75 --budget 12 --out hyb
+    flat hyb.json | grep -q '"ratio":0.75' || fail "search on the hybrid model: ratio"
+    python3 - "$T/hf/config.json" hyb.json <<'PY' || fail "search on the hybrid model moved a fixed layer"
+import json, sys
+cfg, res = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+g = res["model"]["kv_groups"]
+for l, t in enumerate(cfg["layer_types"]):
+    if t == "sliding_attention":
+        assert res["unit_mask"][l * g:(l + 1) * g] == "1" * g, (l, res["unit_mask"])
+PY
+    expect 1 "INFEASIBLE" "$BOSCH" search --model "$T/hf" --ratio 0.25 --budget 12 --out bad
     echo "cli organism: ok"
     exit 0
 fi
