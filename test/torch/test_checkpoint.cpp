@@ -405,7 +405,7 @@ static void test_truncation_and_fuzz() {
 
 // config.json variations, built by editing the tiny config with json-c.
 static std::string config_with(const TinySpec &s, const std::function<void(json_object *)> &edit,
-                               const std::string &name) {
+                               const std::string &name, Qwen3Config *loaded = nullptr) {
     std::string dir = subdir(name);
     std::string e = write_tiny_qwen3(dir, s);
     if (!e.empty())
@@ -417,24 +417,17 @@ static std::string config_with(const TinySpec &s, const std::function<void(json_
     if (!e.empty())
         return e;
     Qwen3Config c;
-    return load_config(dir, c);
+    e = load_config(dir, c);
+    if (loaded)
+        *loaded = c;
+    return e;
 }
 
 // Loads a config edited by `edit`; the sliding layers and window it gives.
 static std::string hybrid(const TinySpec &s, const std::function<void(json_object *)> &edit,
                           std::vector<uint8_t> &layers, int64_t &window) {
-    std::string dir = subdir("cfg_hybrid");
-    std::string e = write_tiny_qwen3(dir, s);
-    if (!e.empty())
-        return e;
-    json_object *root = json_tokener_parse(tiny_config_json(s).c_str());
-    edit(root);
-    e = write_file(dir + "/config.json", json_object_to_json_string(root));
-    json_object_put(root);
-    if (!e.empty())
-        return e;
     Qwen3Config c;
-    e = load_config(dir, c);
+    std::string e = config_with(s, edit, "cfg_hybrid", &c);
     layers = c.layer_sliding;
     window = c.sliding_window;
     return e;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 
+from ._handle import Handle
 from ._lib import lib
 from ._masks import buffer_to_list, double_array, mask_buffer, out_buffer, uint32_array
 from .errors import ErrorCode, InfeasibleError, check_status, error_for_status
@@ -33,7 +34,7 @@ def _fix_code(fix) -> int:
         raise ValueError(f"fix must be 'full', 'swa' or None, got {fix!r}") from None
 
 
-class Problem:
+class Problem(Handle):
     """A model shape (layers x kv_groups units, heads_per_group query heads per
     unit) and the constraints on the mask.
 
@@ -65,28 +66,10 @@ class Problem:
             self.target_units = units
 
     # -- lifetime ---------------------------------------------------------
-    def close(self) -> None:
-        h, self._h = getattr(self, "_h", None), None
-        if h:
-            lib.bosch_problem_free(h)
+    _kind = "problem"  # Handle: close(), with, __del__, _handle
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    @property
-    def _handle(self):
-        if not self._h:
-            raise ValueError("the problem has been closed")
-        return self._h
+    def _free(self, h) -> None:
+        lib.bosch_problem_free(h)
 
     def clone(self) -> "Problem":
         h = lib.bosch_problem_clone(self._handle)

@@ -19,6 +19,7 @@ import enum
 import math
 import os
 
+from ._handle import Handle
 from ._lib import lib, text
 from ._masks import buffer_to_list, mask_buffer
 from .errors import ErrorCode, check_status, error_for_status
@@ -59,7 +60,7 @@ def _creator_error():
     return error_for_status(lib.bosch_create_status(), text(lib.bosch_create_error()))
 
 
-class Selection:
+class Selection(Handle):
     """A result file's content, owned by libbosch (bosch_selection).
 
     ``Selection(layers, kv_groups, heads_per_group)`` is an all-full
@@ -105,28 +106,10 @@ class Selection:
         return cls(0, 0, _handle=h)
 
     # -- lifetime ---------------------------------------------------------------
-    def close(self) -> None:
-        h, self._h = getattr(self, "_h", None), None
-        if h:
-            lib.bosch_selection_free(h)
+    _kind = "selection"  # Handle: close(), with, __del__, _handle
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    @property
-    def _handle(self):
-        if not self._h:
-            raise ValueError("the selection has been closed")
-        return self._h
+    def _free(self, h) -> None:
+        lib.bosch_selection_free(h)
 
     def _check(self, status: int) -> int:
         return check_status(status, lambda: text(lib.bosch_selection_last_error(self._h)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import math
 
+from ._handle import Handle
 from ._lib import lib
 from ._masks import buffer_to_list, mask_bytes
 from .errors import ErrorCode, check_status, error_for_status
@@ -16,7 +17,7 @@ TESTBED_PARAMS = ("total_cost", "heavy_fraction", "layer_sensitivity", "entangle
                   "backup_strength", "synergy_fraction", "cross_layer", "noise")
 
 
-class Testbed:
+class Testbed(Handle):
     """A synthetic landscape S(z) = exp(-E(z)) (+ deterministic noise) over
     unit masks of a `layers` x `kv_groups` model.
 
@@ -52,28 +53,10 @@ class Testbed:
             self.set(name, value)
 
     # -- lifetime ------------------------------------------------------------------
-    def close(self) -> None:
-        h, self._h = getattr(self, "_h", None), None
-        if h:
-            lib.bosch_testbed_free(h)
+    _kind = "testbed"  # Handle: close(), with, __del__, _handle
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    @property
-    def _handle(self):
-        if not self._h:
-            raise ValueError("the testbed has been closed")
-        return self._h
+    def _free(self, h) -> None:
+        lib.bosch_testbed_free(h)
 
     def __repr__(self) -> str:
         return (f"bosch.Testbed(layers={self.layers}, kv_groups={self.kv_groups}, "
