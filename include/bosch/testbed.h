@@ -75,6 +75,76 @@ BOSCH_API int bosch_testbed_batch_eval(const uint8_t *masks, size_t n, size_t un
 BOSCH_API int bosch_testbed_optimum(const bosch_testbed *tb, const bosch_problem *p, uint8_t *mask,
                                     double *score);
 
+/* ------------------------------------------------------------------------ */
+/* Landscape families (independent of the energy model above)               */
+/* ------------------------------------------------------------------------ */
+/*
+ * Other landscape shapes, to measure a search on objectives it was not
+ * tuned on. Every family is a maximisation over unit masks z (1 = SWA),
+ * written with y_u = 1 - z_u (1 = full attention), deterministic from the
+ * seed (bosch_testbed_create_family), and scores in a bounded range:
+ *  - BOSCH_TESTBED_CIRCUITS, redundant circuits: floor(units / 4) disjoint
+ *    circuits of 2-4 units each (units drawn from a random permutation, so
+ *    mostly across layers), weight w_c = exp(N(0,1)); a circuit is lost only
+ *    when ALL its units are SWA. Each unit also has a small linear value a_u
+ *    (together 10% of the total). S = (sum of live w_c + sum_u a_u y_u) /
+ *    (sum w + sum a), in [0, 1], S(all full) = 1.
+ *  - BOSCH_TESTBED_QUBO, cardinality-constrained QUBO: S = (sum_u h_u y_u +
+ *    sum_(u,v) Q_uv y_u y_v) / (sum |h| + sum |Q|), in [-1, 1]; h_u ~ N(0,1),
+ *    round(1.5 * units) pairs with Q ~ 1.5 N(0,1), the partner in the same
+ *    layer with probability 1/2, else anywhere.
+ *  - BOSCH_TESTBED_NK2, BOSCH_TESTBED_NK4, NK landscapes with K = 2 / 4
+ *    layer-biased neighbours (each neighbour in the same layer with
+ *    probability 1/2, in an adjacent layer with 0.35, else anywhere):
+ *    S = mean_u T_u(y_u, y_neighbours), T_u a table of U(0,1) values; in [0, 1].
+ *  - BOSCH_TESTBED_COVERAGE, weighted max-coverage: 2 * units items with
+ *    weights Exp(1); each unit covers 2-6 random items (every item is covered
+ *    by some unit); S = covered weight of the full units / total weight, in
+ *    [0, 1], S(all full) = 1.
+ *  - BOSCH_TESTBED_LAYER_CONCAVE, per-layer sensitivity with diminishing
+ *    returns: S = sum_l s_l g_l(n_l / G) / sum_l s_l, n_l the full units of
+ *    layer l, g_l(x) = (1 - exp(-a_l x)) / (1 - exp(-a_l)) concave, scale
+ *    s_l = exp(N(0,1)), curvature a_l log-uniform in [0.3, 8]; in [0, 1].
+ * Only the "noise" parameter applies to a family (bosch_testbed_set of an
+ * energy parameter returns BOSCH_E_OPTION, bosch_testbed_get gives NaN);
+ * bosch_testbed_unit_cost is NaN and bosch_testbed_interactions 0. Scoring,
+ * the evaluators and bosch_testbed_optimum work for every family.
+ */
+enum bosch_testbed_family {
+    BOSCH_TESTBED_ENERGY = 0, /* the model above; bosch_testbed_create */
+    BOSCH_TESTBED_CIRCUITS = 1,
+    BOSCH_TESTBED_QUBO = 2,
+    BOSCH_TESTBED_NK2 = 3,
+    BOSCH_TESTBED_NK4 = 4,
+    BOSCH_TESTBED_COVERAGE = 5,
+    BOSCH_TESTBED_LAYER_CONCAVE = 6,
+    BOSCH_TESTBED_FAMILY_LAST_ = 7 /* one past the last family; not a family */
+};
+
+/* A landscape of `family` (enum bosch_testbed_family); family
+ * BOSCH_TESTBED_ENERGY is bosch_testbed_create (same landscape, bit for bit).
+ * NULL on an unknown family or as bosch_testbed_create. */
+BOSCH_API bosch_testbed *bosch_testbed_create_family(int family, uint32_t layers,
+                                                     uint32_t kv_groups, uint64_t seed);
+/* The testbed's family, or BOSCH_E_INVALID for NULL. */
+BOSCH_API int bosch_testbed_family(const bosch_testbed *tb);
+/* "energy", "circuits", "qubo", "nk2", "nk4", "coverage", "layer-concave";
+ * NULL for an unknown family. */
+BOSCH_API const char *bosch_testbed_family_name(int family);
+
+/* Proven optimum of the noise-free score over the masks feasible for `p`:
+ *  - BOSCH_TESTBED_LAYER_CONCAVE: exact at any size and any constraints
+ *    (the score depends on the per-layer counts only; dynamic programme over
+ *    layers);
+ *  - BOSCH_TESTBED_CIRCUITS: exact at any size when `p` has no fixed units
+ *    and default layer bounds (disjoint circuits: a group knapsack over the
+ *    circuits, exact count of full units);
+ *  - otherwise brute force over the feasible masks, BOSCH_E_TOO_LARGE beyond
+ *    2^26 of them (e.g. 6 x 4 units at rho 0.5 is 2.7 million masks).
+ * `mask` and `score` (clean score) may be NULL. */
+BOSCH_API int bosch_testbed_exact_optimum(const bosch_testbed *tb, const bosch_problem *p,
+                                          uint8_t *mask, double *score);
+
 #ifdef __cplusplus
 }
 #endif
