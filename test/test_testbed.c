@@ -471,6 +471,297 @@ START_TEST(concurrent_scoring)
 }
 END_TEST
 
+/* ---- landscape families ------------------------------------------------------ */
+
+static double clean(const bosch_testbed *tb, const uint8_t *m)
+{
+    double s = NAN;
+    ck_assert_int_eq(bosch_testbed_score_clean(tb, m, &s), BOSCH_OK);
+    return s;
+}
+
+static void random_mask(trng *r, uint8_t *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        m[i] = (uint8_t)trng_below(r, 2);
+}
+
+START_TEST(family_create_and_names)
+{
+    static const char *const names[] = {"energy",   "circuits", "qubo",         "nk2",
+                                        "nk4",      "coverage", "layer-concave"};
+    for (int f = 0; f < BOSCH_TESTBED_FAMILY_LAST_; f++) {
+        ck_assert_str_eq(bosch_testbed_family_name(f), names[f]);
+        bosch_testbed *tb = bosch_testbed_create_family(f, 6, 4, 3);
+        ck_assert_ptr_nonnull(tb);
+        ck_assert_int_eq(bosch_testbed_family(tb), f);
+        ck_assert_uint_eq(bosch_testbed_units(tb), 24);
+        if (f != BOSCH_TESTBED_ENERGY) {
+            ck_assert_int_eq(bosch_testbed_set(tb, "entanglement", 1.0), BOSCH_E_OPTION);
+            ck_assert(isnan(bosch_testbed_get(tb, "total_cost")));
+            ck_assert(isnan(bosch_testbed_unit_cost(tb, 0)));
+            ck_assert_uint_eq(bosch_testbed_interactions(tb), 0);
+            ck_assert(bosch_testbed_get(tb, "noise") == 0.0);
+        }
+        bosch_testbed_free(tb);
+        /* tiny shapes do not hang */
+        for (uint32_t n = 1; n <= 3; n++) {
+            tb = bosch_testbed_create_family(f, n, 1, 5);
+            ck_assert_ptr_nonnull(tb);
+            uint8_t m[3] = {0, 1, 0};
+            ck_assert(isfinite(clean(tb, m)));
+            bosch_testbed_free(tb);
+        }
+    }
+    ck_assert_ptr_null(bosch_testbed_family_name(-1));
+    ck_assert_ptr_null(bosch_testbed_family_name(BOSCH_TESTBED_FAMILY_LAST_));
+    ck_assert_ptr_null(bosch_testbed_create_family(-1, 4, 4, 1));
+    ck_assert_ptr_null(bosch_testbed_create_family(BOSCH_TESTBED_FAMILY_LAST_, 4, 4, 1));
+    ck_assert_ptr_null(bosch_testbed_create_family(BOSCH_TESTBED_QUBO, 0, 4, 1));
+    ck_assert_int_eq(bosch_testbed_family(NULL), BOSCH_E_INVALID);
+}
+END_TEST
+
+/* Family ENERGY is bosch_testbed_create, bit for bit; every family is a
+ * deterministic function of the seed, and the seed matters. */
+START_TEST(family_determinism)
+{
+    enum { N = 224, NM = 50 };
+    uint8_t m[N];
+    for (int f = 0; f < BOSCH_TESTBED_FAMILY_LAST_; f++) {
+        bosch_testbed *a = bosch_testbed_create_family(f, 28, 8, 7);
+        bosch_testbed *b = f == 0 ? bosch_testbed_create(28, 8, 7)
+                                  : bosch_testbed_create_family(f, 28, 8, 7);
+        bosch_testbed *c = bosch_testbed_create_family(f, 28, 8, 8);
+        if (f == 0) {
+            ck_assert_int_eq(bosch_testbed_set(a, "entanglement", 1.0), BOSCH_OK);
+            ck_assert_int_eq(bosch_testbed_set(b, "entanglement", 1.0), BOSCH_OK);
+            ck_assert_int_eq(bosch_testbed_set(c, "entanglement", 1.0), BOSCH_OK);
+        }
+        trng r = {(uint64_t)f + 1};
+        int differ = 0;
+        for (int i = 0; i < NM; i++) {
+            random_mask(&r, m, N);
+            ck_assert_double_eq(clean(a, m), clean(b, m));
+            differ += clean(a, m) != clean(c, m);
+        }
+        ck_assert_msg(differ > NM / 2, "family %d: seed 8 is too like seed 7", f);
+        bosch_testbed_free(a);
+        bosch_testbed_free(b);
+        bosch_testbed_free(c);
+    }
+}
+END_TEST
+
+START_TEST(family_ranges_and_noise)
+{
+    enum { N = 288, NM = 200 };
+    uint8_t m[N];
+    for (int f = 1; f < BOSCH_TESTBED_FAMILY_LAST_; f++) {
+        bosch_testbed *tb = bosch_testbed_create_family(f, 36, 8, 11);
+        double lo = f == BOSCH_TESTBED_QUBO ? -1.0 : 0.0;
+        trng r = {3};
+        for (int i = 0; i < NM; i++) {
+            random_mask(&r, m, N);
+            double s = clean(tb, m);
+            ck_assert_msg(s >= lo && s <= 1.0, "family %d score %g", f, s);
+        }
+        memset(m, 0, N);
+        double full = clean(tb, m);
+        memset(m, 1, N);
+        double swa = clean(tb, m);
+        if (f == BOSCH_TESTBED_CIRCUITS || f == BOSCH_TESTBED_COVERAGE ||
+            f == BOSCH_TESTBED_LAYER_CONCAVE) {
+            ck_assert_double_eq_tol(full, 1.0, 1e-12);
+            ck_assert_double_eq_tol(swa, 0.0, 1e-12);
+        }
+        if (f == BOSCH_TESTBED_QUBO)
+            ck_assert_double_eq_tol(swa, 0.0, 1e-12);
+        /* noise: deterministic per mask, around the clean score */
+        ck_assert_int_eq(bosch_testbed_set(tb, "noise", 0.05), BOSCH_OK);
+        random_mask(&r, m, N);
+        double s1, s2;
+        ck_assert_int_eq(bosch_testbed_score(tb, m, &s1), BOSCH_OK);
+        ck_assert_int_eq(bosch_testbed_score(tb, m, &s2), BOSCH_OK);
+        ck_assert_double_eq(s1, s2);
+        ck_assert(s1 != clean(tb, m));
+        ck_assert(fabs(s1 - clean(tb, m)) < 0.5);
+        bosch_testbed_free(tb);
+    }
+}
+END_TEST
+
+/* Redundant circuits: no single unit going SWA loses a circuit, so the
+ * single-unit drops from all-full add up to the linear share (10%) only,
+ * while all-SWA loses everything; and a unit's drop is larger exactly when
+ * it is the last full unit of a circuit. */
+START_TEST(family_circuits_redundancy)
+{
+    enum { N = 224 };
+    bosch_testbed *tb = bosch_testbed_create_family(BOSCH_TESTBED_CIRCUITS, 28, 8, 5);
+    uint8_t m[N];
+    memset(m, 0, N);
+    double full = clean(tb, m), drops = 0.0, lin[N];
+    for (size_t u = 0; u < N; u++) {
+        m[u] = 1;
+        lin[u] = full - clean(tb, m);
+        drops += lin[u];
+        m[u] = 0;
+    }
+    ck_assert_double_eq_tol(drops, 0.1, 1e-9);
+    /* Turning units SWA one by one (all but one of them) loses their linear
+     * values only... some unit's drop then exceeds its linear value: it was
+     * the last live unit of a circuit. */
+    trng r = {9};
+    int lost = 0;
+    for (int t = 0; t < 2000 && !lost; t++) {
+        size_t u = (size_t)trng_below(&r, N);
+        if (m[u])
+            continue;
+        double before = clean(tb, m);
+        m[u] = 1;
+        double d = before - clean(tb, m);
+        ck_assert(d >= lin[u] - 1e-12);
+        lost += d > lin[u] + 1e-9;
+    }
+    ck_assert(lost);
+    bosch_testbed_free(tb);
+}
+END_TEST
+
+/* QUBO is quadratic: every third-order difference vanishes. Coverage is
+ * monotone and submodular. Layer-concave depends on per-layer counts only,
+ * with non-increasing gains. */
+START_TEST(family_structure)
+{
+    enum { N = 64 };
+    uint8_t m[N];
+    trng r = {21};
+    bosch_testbed *q = bosch_testbed_create_family(BOSCH_TESTBED_QUBO, 8, 8, 2);
+    for (int t = 0; t < 200; t++) {
+        random_mask(&r, m, N);
+        size_t a = (size_t)trng_below(&r, N), b = (size_t)trng_below(&r, N),
+               c = (size_t)trng_below(&r, N);
+        if (a == b || b == c || a == c)
+            continue;
+        double d3 = 0.0;
+        for (int i = 0; i < 8; i++) {
+            m[a] = i & 1, m[b] = (i >> 1) & 1, m[c] = (i >> 2) & 1;
+            int sign = ((i & 1) + ((i >> 1) & 1) + ((i >> 2) & 1)) % 2 ? -1 : 1;
+            d3 += sign * clean(q, m);
+        }
+        ck_assert_double_eq_tol(d3, 0.0, 1e-12);
+    }
+    bosch_testbed_free(q);
+    bosch_testbed *cv = bosch_testbed_create_family(BOSCH_TESTBED_COVERAGE, 8, 8, 2);
+    for (int t = 0; t < 200; t++) {
+        /* B a superset of A in full units; the gain of unit u shrinks */
+        uint8_t A[N], B[N];
+        random_mask(&r, A, N);
+        memcpy(B, A, N);
+        for (size_t i = 0; i < N; i++)
+            if (B[i] && trng_below(&r, 2))
+                B[i] = 0;
+        size_t u = (size_t)trng_below(&r, N);
+        A[u] = B[u] = 1;
+        double a0 = clean(cv, A), b0 = clean(cv, B);
+        ck_assert(b0 >= a0 - 1e-12);
+        A[u] = B[u] = 0;
+        double ga = clean(cv, A) - a0, gb = clean(cv, B) - b0;
+        ck_assert(ga >= -1e-12 && gb >= -1e-12);
+        ck_assert(gb <= ga + 1e-12);
+    }
+    bosch_testbed_free(cv);
+    bosch_testbed *lc = bosch_testbed_create_family(BOSCH_TESTBED_LAYER_CONCAVE, 8, 8, 2);
+    for (uint32_t l = 0; l < 8; l++) {
+        memset(m, 1, N);
+        double prev = clean(lc, m), prev_gain = INFINITY;
+        for (uint32_t g = 0; g < 8; g++) {
+            m[l * 8 + g] = 0;
+            double s = clean(lc, m);
+            /* same count, other units: same score */
+            uint8_t m2[N];
+            memset(m2, 1, N);
+            for (uint32_t k = 0; k <= g; k++)
+                m2[l * 8 + 7 - k] = 0;
+            ck_assert_double_eq_tol(clean(lc, m2), s, 1e-12);
+            ck_assert(s - prev > 0.0);
+            ck_assert(s - prev <= prev_gain + 1e-12);
+            prev_gain = s - prev;
+            prev = s;
+        }
+    }
+    bosch_testbed_free(lc);
+}
+END_TEST
+
+/* The exact optimum equals brute force on small shapes (structural DP for
+ * circuits and layer-concave, brute force for the rest), and honours
+ * constraints. */
+START_TEST(family_exact_optimum)
+{
+    static const struct {
+        uint32_t L, G;
+        double rho;
+    } cases[] = {{4, 4, 0.5}, {4, 4, 0.75}, {6, 4, 0.75}, {6, 4, 0.875}, {5, 4, 0.5}};
+    for (int f = 1; f < BOSCH_TESTBED_FAMILY_LAST_; f++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (uint64_t seed = 1; seed <= 2; seed++) {
+                bosch_testbed *tb = bosch_testbed_create_family(f, cases[c].L, cases[c].G, seed);
+                bosch_problem *p = bosch_problem_create(cases[c].L, cases[c].G, 1);
+                ck_assert_int_eq(bosch_problem_set_target_ratio(p, cases[c].rho), BOSCH_OK);
+                size_t n = bosch_testbed_units(tb);
+                uint8_t m1[32], m2[32];
+                double s1, s2;
+                ck_assert_int_eq(bosch_testbed_exact_optimum(tb, p, m1, &s1), BOSCH_OK);
+                ck_assert_int_eq(bosch_testbed_optimum(tb, p, m2, &s2), BOSCH_OK);
+                ck_assert_msg(fabs(s1 - s2) < 1e-12, "family %d case %zu: %g vs brute %g", f, c,
+                              s1, s2);
+                ck_assert(bosch_mask_is_feasible(p, m1));
+                ck_assert_double_eq_tol(clean(tb, m1), s1, 1e-12);
+                (void)n;
+                bosch_problem_free(p);
+                bosch_testbed_free(tb);
+            }
+    /* Layer-concave with bounds and fixed units: DP vs brute force. */
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        bosch_testbed *tb = bosch_testbed_create_family(BOSCH_TESTBED_LAYER_CONCAVE, 5, 4, seed);
+        bosch_problem *p = bosch_problem_create(5, 4, 1);
+        ck_assert_int_eq(bosch_problem_set_target_ratio(p, 0.6), BOSCH_OK);
+        ck_assert_int_eq(bosch_problem_set_layer_bounds(p, 0, 0.5, 1.0), BOSCH_OK);
+        ck_assert_int_eq(bosch_problem_set_layer_bounds(p, 2, 0.0, 0.25), BOSCH_OK);
+        ck_assert_int_eq(bosch_problem_fix_unit(p, 1, 0, BOSCH_FIX_FULL), BOSCH_OK);
+        ck_assert_int_eq(bosch_problem_fix_unit(p, 3, 2, BOSCH_FIX_SWA), BOSCH_OK);
+        uint8_t m1[20], m2[20];
+        double s1, s2;
+        ck_assert_int_eq(bosch_testbed_exact_optimum(tb, p, m1, &s1), BOSCH_OK);
+        ck_assert_int_eq(bosch_testbed_optimum(tb, p, m2, &s2), BOSCH_OK);
+        ck_assert_double_eq_tol(s1, s2, 1e-12);
+        ck_assert(bosch_mask_is_feasible(p, m1));
+        bosch_problem_free(p);
+        bosch_testbed_free(tb);
+    }
+    /* Full size: structural families are exact, the rest too large. */
+    bosch_problem *p = bosch_problem_create(36, 8, 4);
+    ck_assert_int_eq(bosch_problem_set_target_ratio(p, 0.75), BOSCH_OK);
+    for (int f = 1; f < BOSCH_TESTBED_FAMILY_LAST_; f++) {
+        bosch_testbed *tb = bosch_testbed_create_family(f, 36, 8, 1);
+        uint8_t m[288];
+        double s;
+        int rc = bosch_testbed_exact_optimum(tb, p, m, &s);
+        if (f == BOSCH_TESTBED_CIRCUITS || f == BOSCH_TESTBED_LAYER_CONCAVE) {
+            ck_assert_int_eq(rc, BOSCH_OK);
+            ck_assert(bosch_mask_is_feasible(p, m));
+            ck_assert_double_eq_tol(clean(tb, m), s, 1e-12);
+        } else {
+            ck_assert_int_eq(rc, BOSCH_E_TOO_LARGE);
+        }
+        bosch_testbed_free(tb);
+    }
+    bosch_problem_free(p);
+}
+END_TEST
+
 static Suite *testbed_suite(void)
 {
     Suite *s = suite_create("testbed");
@@ -488,6 +779,13 @@ static Suite *testbed_suite(void)
     tc = tcase_new(s, "optimum");
     tcase_add_test(tc, optimum_tiny);
     tcase_add_test(tc, optimum_errors);
+    tc = tcase_new(s, "families");
+    tcase_add_test(tc, family_create_and_names);
+    tcase_add_test(tc, family_determinism);
+    tcase_add_test(tc, family_ranges_and_noise);
+    tcase_add_test(tc, family_circuits_redundancy);
+    tcase_add_test(tc, family_structure);
+    tcase_add_test(tc, family_exact_optimum);
     return s;
 }
 
