@@ -45,7 +45,7 @@ static const char *const mnames[N_METHODS] = {"libbosch default", "annealing (sw
 #define LAST_PEER M_EVO
 
 /* Peer settings (tuned with --tune on seeds 1001..1003, see docs/benchmarks.md). */
-static double sa_tau0 = 0.3, sa_tau1 = 0.01;
+static double sa_tau0 = 0.3, sa_tau1 = 0.003;
 static unsigned evo_lambda = 8;
 
 #define REF_RESTARTS 3
@@ -708,7 +708,7 @@ static void tune(void)
                     sum += run_q(&insts[j], b, M_SA), n++;
             printf("| SA tau0=%g tau1=%g | %.4f |\n", t0s[a], t1s[c], sum / n);
         }
-    sa_tau0 = 0.3, sa_tau1 = 0.01;
+    sa_tau0 = 0.3, sa_tau1 = 0.003;
     for (size_t a = 0; a < 3; a++) {
         evo_lambda = lams[a];
         run_all();
