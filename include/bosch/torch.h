@@ -91,6 +91,14 @@ enum bosch_torch_dtype {
  * a device is visible). */
 BOSCH_TORCH_API int bosch_torch_cuda_available(void);
 
+/* libtorch's intra-op threads (at::set_num_threads: what OMP_NUM_THREADS
+ * sets at start-up) for the whole process: every model and evaluator of it.
+ * Results do not depend on the count. BOSCH_E_INVALID for 0. Not to be
+ * called while a forward runs on another thread. */
+BOSCH_TORCH_API int bosch_torch_set_threads(uint32_t threads);
+/* The current count (at::get_num_threads). */
+BOSCH_TORCH_API uint32_t bosch_torch_threads(void);
+
 /* Why the last function of libbosch-torch that creates a handle returned
  * NULL on the calling thread: the status (a negative enum bosch_error) and a
  * message "<function>: <reason>". Same semantics as the core's

@@ -366,6 +366,25 @@ BOSCH_TORCH_API int bosch_torch_cuda_available(void) {
     }
 }
 
+BOSCH_TORCH_API int bosch_torch_set_threads(uint32_t threads) {
+    if (threads == 0 || threads > 4096)
+        return BOSCH_E_INVALID;
+    try {
+        at::set_num_threads(int(threads));
+    } catch (...) {
+        return BOSCH_E_STATE; // libtorch refused (e.g. its pool already runs)
+    }
+    return BOSCH_OK;
+}
+
+BOSCH_TORCH_API uint32_t bosch_torch_threads(void) {
+    try {
+        return uint32_t(std::max(1, at::get_num_threads()));
+    } catch (...) {
+        return 1;
+    }
+}
+
 BOSCH_TORCH_API int bosch_torch_create_status(void) { return t_create_status; }
 
 BOSCH_TORCH_API const char *bosch_torch_create_error(void) { return t_create_message.c_str(); }

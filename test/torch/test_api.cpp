@@ -385,6 +385,18 @@ static void test_deprecated(const std::string &dir) {
     bosch_torch_model_free(m);
 }
 
+// Process-wide libtorch threads through the C API.
+static void test_threads() {
+    const uint32_t before = bosch_torch_threads();
+    EXPECT(before >= 1);
+    EXPECT(bosch_torch_set_threads(0) == BOSCH_E_INVALID);
+    EXPECT(bosch_torch_threads() == before);
+    EXPECT(bosch_torch_set_threads(1) == BOSCH_OK);
+    EXPECT(bosch_torch_threads() == 1);
+    EXPECT(bosch_torch_set_threads(before) == BOSCH_OK);
+    EXPECT(bosch_torch_threads() == before);
+}
+
 int main() {
     auto t0 = std::chrono::steady_clock::now();
     g_tmp = make_temp_dir("api");
@@ -396,6 +408,7 @@ int main() {
         test_create_status(dir);
         test_handle_errors(dir);
         test_deprecated(dir);
+        test_threads();
     } catch (const std::exception &ex) {
         std::fprintf(stderr, "exception: %s\n", ex.what());
         g_failures++;

@@ -126,28 +126,19 @@ def dtype_name(dtype) -> str | None:
     return None if p is None else _str(p)
 
 
-def _at_function(symbol: str, restype, argtypes):
-    # libtorch's C++ at::set_num_threads / at::get_num_threads: not part of
-    # bosch/torch.h, reached through libbosch-torch's dependencies.
-    try:
-        fn = getattr(tlib, symbol)
-    except AttributeError:
-        raise NotImplementedError(f"libtorch does not export {symbol}") from None
-    fn.restype, fn.argtypes = restype, argtypes
-    return fn
-
-
 def set_threads(n: int) -> None:
-    """libtorch's intra-op threads for the whole process (at::set_num_threads,
-    what OMP_NUM_THREADS sets at start-up)."""
+    """libtorch's intra-op threads for the whole process
+    (bosch_torch_set_threads: at::set_num_threads, what OMP_NUM_THREADS sets
+    at start-up)."""
     if int(n) < 1:
         raise ValueError("threads must be >= 1")
-    _at_function("_ZN2at15set_num_threadsEi", None, [ctypes.c_int])(int(n))
+    check_status(tlib.bosch_torch_set_threads(int(n)),
+                 lambda: f"bosch_torch_set_threads({int(n)})")
 
 
 def get_threads() -> int:
-    """libtorch's intra-op threads (at::get_num_threads)."""
-    return int(_at_function("_ZN2at15get_num_threadsEv", ctypes.c_int, [])())
+    """libtorch's intra-op threads (bosch_torch_threads)."""
+    return int(tlib.bosch_torch_threads())
 
 
 def model_defaults(path) -> dict:
