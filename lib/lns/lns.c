@@ -153,6 +153,23 @@ int lns_plan_init(lns *m)
 }
 
 
+/* Every stage ran to completion: BOSCH_DONE when the budget is spent,
+ * else BOSCH_CONVERGED with a log line saying how much was used. */
+static void lns_finish(lns *m)
+{
+    uint64_t used = m->store.n, left = lns_budget_left(m);
+    if (left == 0) {
+        m->status = BOSCH_DONE;
+        return;
+    }
+    m->status = BOSCH_CONVERGED;
+    lns_log(m, BOSCH_LOG_INFO,
+            "search converged after %llu of %llu evaluations (%llu unused): variant %s, "
+            "every subproblem was searched completely or its strategy stopped",
+            (unsigned long long)used, (unsigned long long)m->cfg.budget,
+            (unsigned long long)left, bosch_variant_name(m->cfg.variant));
+}
+
 /* ---- the two batches ----------------------------------------------------------- */
 
 int lns_next(lns *m, struct lns_batch *out)
@@ -191,7 +208,7 @@ int lns_next(lns *m, struct lns_batch *out)
             n = lns_step_layers(m);
             break;
         case STEP_FINISHED:
-            m->status = BOSCH_DONE;
+            lns_finish(m);
             lns_milestone(m);
             return 0;
         }

@@ -57,7 +57,7 @@ lns *lns_create(const bosch_problem *p, const struct lns_config *cfg,
 void lns_free(lns *m);
 
 /* Fills the next batch (none may be pending). Returns n > 0, or 0 when the
- * method has ended (lns_status: BOSCH_DONE or BOSCH_BUDGET_REACHED), or a
+ * method has ended (lns_status: BOSCH_DONE, BOSCH_CONVERGED or BOSCH_BUDGET_REACHED), or a
  * negative error (lns_error says why; the method is then over). */
 int lns_next(lns *m, struct lns_batch *out);
 /* Every candidate of the pending batch was scored: scores[i] and walls[i]
