@@ -69,8 +69,14 @@ BOSCH_API BOSCH_DEPRECATED("bosch_optimizer_last_error") const char *bosch_last_
 /* Seed of every random choice (default 0). Same seed + same inputs + same
  * options = same result, whatever the thread count. */
 BOSCH_API int bosch_set_seed(bosch_optimizer *opt, uint64_t seed);
-/* Total number of evaluations, anchors included (default 1000, minimum 1;
- * a run that must evaluate the anchors needs at least 2). */
+/* Total number of evaluations, anchors included (default 1000, minimum 1).
+ * A run needs enough to end with a feasible mask: 2 for the anchors (unless
+ * given by bosch_set_anchors) plus, for the full and probe-only variants, one
+ * per layer with a free unit (stage 1's cascade meets the target only after
+ * its last layer), or 1 for group-only and layer-level. A smaller budget is
+ * refused by the first bosch_ask()/bosch_optimize() with BOSCH_E_INVALID
+ * before any evaluation (the message names the minimum). A run that ends
+ * with budget left returns BOSCH_CONVERGED and logs the evaluations used. */
 BOSCH_API int bosch_set_budget(bosch_optimizer *opt, uint64_t evaluations);
 /* Evaluations for stage 1 or stage 3 (BOSCH_STAGE_PROBE / BOSCH_STAGE_GROUP);
  * 0 (default) = derived from the total: the probe gets `probe_fraction`

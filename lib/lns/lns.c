@@ -59,12 +59,51 @@ void lns_free(lns *m)
 
 /* ---- anchors and plan -------------------------------------------------------- */
 
+/* Layers stage 1 probes (those with a free unit). */
+static uint32_t probe_layers(const bosch_problem *p)
+{
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < p->layers; l++)
+        n += lns_free_count(p, l) > 0;
+    return n;
+}
+
+/* Fewest evaluations that end with a feasible mask: the anchors (unless
+ * given), then one per probed layer (full, probe-only: the cascade's last
+ * probe meets the target) or one start mask (group-only, layer-level). */
+uint64_t lns_min_budget(const bosch_problem *p, const struct lns_config *cfg)
+{
+    uint64_t need = cfg->anchors_given ? 0 : 2;
+    if (cfg->variant == BOSCH_VARIANT_FULL || cfg->variant == BOSCH_VARIANT_PROBE_ONLY)
+        need += probe_layers(p);
+    else
+        need += 1;
+    return need;
+}
+
+/* A budget below lns_min_budget is refused before any evaluation. */
+static int check_budget(lns *m)
+{
+    uint64_t need = lns_min_budget(m->prob, &m->cfg);
+    if (m->cfg.budget >= need)
+        return BOSCH_OK;
+    if (!m->cfg.anchors_given && m->cfg.budget < 2)
+        return lns_fail(m, BOSCH_E_INVALID, "budget %llu cannot cover the two anchor evaluations",
+                        (unsigned long long)m->cfg.budget);
+    return lns_fail(m, BOSCH_E_INVALID,
+                    "budget %llu is too small for variant %s: a feasible mask needs at least "
+                    "%llu evaluations (%s%s)",
+                    (unsigned long long)m->cfg.budget, bosch_variant_name(m->cfg.variant),
+                    (unsigned long long)need, m->cfg.anchors_given ? "" : "2 anchors + ",
+                    m->cfg.variant == BOSCH_VARIANT_FULL ||
+                            m->cfg.variant == BOSCH_VARIANT_PROBE_ONLY
+                        ? "one probe per layer with a free unit"
+                        : "one start mask");
+}
+
 /* The two reference models: all full and all SWA. */
 static int step_anchors(lns *m)
 {
-    if (lns_budget_left(m) < 2)
-        return lns_fail(m, BOSCH_E_INVALID, "budget %llu cannot cover the two anchor evaluations",
-                        (unsigned long long)m->cfg.budget);
     uint8_t *mask = calloc(m->prob->units, 1);
     if (!mask)
         return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
@@ -182,6 +221,8 @@ int lns_next(lns *m, struct lns_batch *out)
         int n = 0;
         switch (m->step) {
         case STEP_ANCHORS:
+            if (m->store.n == 0 && check_budget(m) < 0)
+                return m->status;
             if (m->anchors_known) {
                 m->step = STEP_PLAN;
                 continue;

@@ -56,6 +56,10 @@ lns *lns_create(const bosch_problem *p, const struct lns_config *cfg,
                 const struct lns_hooks *hooks);
 void lns_free(lns *m);
 
+/* Fewest evaluations a run needs to end with a feasible mask; lns_next
+ * refuses a smaller budget (BOSCH_E_INVALID) before any evaluation. */
+uint64_t lns_min_budget(const bosch_problem *p, const struct lns_config *cfg);
+
 /* Fills the next batch (none may be pending). Returns n > 0, or 0 when the
  * method has ended (lns_status: BOSCH_DONE, BOSCH_CONVERGED or BOSCH_BUDGET_REACHED), or a
  * negative error (lns_error says why; the method is then over). */
