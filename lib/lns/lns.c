@@ -30,6 +30,7 @@ lns *lns_create(const bosch_problem *p, const struct lns_config *cfg,
         m->s_full = cfg->s_full;
         m->s_swa = cfg->s_swa;
         m->anchors_known = 1;
+        m->raw = !(cfg->s_full > cfg->s_swa); /* given unordered: raw_scores is on */
     }
     return m;
 }
@@ -118,6 +119,15 @@ static int anchors_told(lns *m)
 {
     m->s_full = m->store.scores[m->pend_record[0]];
     m->s_swa = m->store.scores[m->pend_record[1]];
+    if (!(m->s_full > m->s_swa) && m->cfg.raw_scores) {
+        m->raw = 1;
+        m->anchors_known = 1;
+        lns_log(m, BOSCH_LOG_WARN,
+                "anchors not ordered (S_full = %g, S_allSWA = %g): searching raw scores "
+                "without normalisation (raw_scores); normalized scores are NaN",
+                m->s_full, m->s_swa);
+        return BOSCH_OK;
+    }
     if (!(m->s_full > m->s_swa))
         return lns_fail(m, BOSCH_E_ANCHORS,
                         "anchor scores cannot normalise: S_full = %g is not above "
@@ -161,7 +171,7 @@ int lns_plan_init(lns *m)
         return lns_fail(m, rc, "no uniform allocation meets the target of %zu units",
                         pl->target);
     memcpy(pl->k, pl->k_uniform, L * sizeof *pl->k);
-    pl->s_best[L] = 1.0;
+    pl->s_best[L] = lns_normalized(m, m->s_full); /* 1.0, or S_full when raw */
     pl->layer = L;
 
     uint64_t left = lns_budget_left(m);
@@ -402,6 +412,11 @@ int lns_anchors(const lns *m, double *s_full, double *s_swa)
         *s_swa = m->s_swa;
     }
     return m->anchors_known;
+}
+
+int lns_raw(const lns *m)
+{
+    return m->raw;
 }
 
 int64_t lns_best(const lns *m)

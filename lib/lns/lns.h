@@ -33,6 +33,7 @@ struct lns_config {
     const bosch_strategy *strategy[BOSCH_STAGE_COUNT]; /* PROBE and GROUP; borrowed */
     int anchors_given;
     double s_full, s_swa;
+    int raw_scores; /* anchors not ordered: search raw scores instead of failing */
 };
 
 struct lns_hooks {
@@ -85,6 +86,9 @@ int lns_stage(const lns *m);
 const uint8_t *lns_work(const lns *m);
 /* Non-zero once S_full and S_allSWA are known (written to *s_full, *s_swa). */
 int lns_anchors(const lns *m, double *s_full, double *s_swa);
+/* Non-zero when the anchors were not ordered and raw_scores is on: the
+ * search maximises raw scores (lns_normalized returns its argument). */
+int lns_raw(const lns *m);
 /* S^ of a raw score (NaN before the anchors), and the objective of a record. */
 double lns_normalized(const lns *m, double raw);
 double lns_objective(const lns *m, size_t record);
