@@ -13,13 +13,13 @@ static const int all_statuses[] = {
     BOSCH_E_STATE,      BOSCH_E_BAD_SCORE, BOSCH_E_EVALUATOR, BOSCH_E_OPTION,
     BOSCH_E_IO,         BOSCH_E_STRATEGY, BOSCH_E_ANCHORS,  BOSCH_E_TOO_LARGE,
     BOSCH_E_NOT_FOUND,  BOSCH_DONE,       BOSCH_BUDGET_REACHED, BOSCH_TIME_REACHED,
-    BOSCH_FORCED_STOP};
+    BOSCH_FORCED_STOP,  BOSCH_CONVERGED};
 static const char *const all_names[] = {
     "BOSCH_OK",           "BOSCH_E_INVALID",  "BOSCH_E_NOMEM",    "BOSCH_E_INFEASIBLE",
     "BOSCH_E_STATE",      "BOSCH_E_BAD_SCORE", "BOSCH_E_EVALUATOR", "BOSCH_E_OPTION",
     "BOSCH_E_IO",         "BOSCH_E_STRATEGY", "BOSCH_E_ANCHORS",  "BOSCH_E_TOO_LARGE",
     "BOSCH_E_NOT_FOUND",  "BOSCH_DONE",       "BOSCH_BUDGET_REACHED", "BOSCH_TIME_REACHED",
-    "BOSCH_FORCED_STOP"};
+    "BOSCH_FORCED_STOP",  "BOSCH_CONVERGED"};
 #define N_STATUSES (sizeof all_statuses / sizeof all_statuses[0])
 
 /* ------------------------------------------------------------------------ */
@@ -62,7 +62,7 @@ END_TEST
 
 START_TEST(status_texts_unknown)
 {
-    const int unknown[] = {-13, -100, 5, 99, INT_MIN, INT_MAX};
+    const int unknown[] = {-13, -100, 6, 99, INT_MIN, INT_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const char *s = bosch_strerror(unknown[i]);
         const char *n = bosch_err_name(unknown[i]);

@@ -102,35 +102,35 @@ END_TEST
 
 START_TEST(budget_never_exceeded)
 {
-    static const uint64_t budgets[] = {2, 3, 7, 20, 60, 150};
+    /* 4 x 4, 8 SWA units: a feasible mask needs 2 anchors + 4 probes. */
+    static const uint64_t budgets[] = {2, 3, 5, 6, 7, 20, 60, 150};
     bosch_testbed *tb = make_testbed(4, 4, 2, 0.5, 0.0);
     bosch_problem *p = make_problem(4, 4, 8);
     for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
         for (int be = 0; be < 2; be++) {
             int st;
             bosch_result *res = run_callback(p, tb, 5, budgets[i], be, &st, NULL);
+            if (budgets[i] < 6) { /* refused before any evaluation */
+                ck_assert_msg(st == BOSCH_E_INVALID, "budget %lu: %s",
+                              (unsigned long)budgets[i], bosch_err_name(st));
+                ck_assert_uint_eq(bosch_result_history_size(res), 0);
+                bosch_result_free(res);
+                continue;
+            }
             ck_assert_msg(st > 0, "budget %lu: %s", (unsigned long)budgets[i], bosch_err_name(st));
             ck_assert_msg(bosch_result_evaluations(res, -1) <= budgets[i],
                           "budget %lu: used %lu", (unsigned long)budgets[i],
                           (unsigned long)bosch_result_evaluations(res, -1));
-            if (budgets[i] <= 3)
+            /* Every accepted budget ends with a feasible, scored mask. */
+            ck_assert(bosch_result_feasible(res));
+            ck_assert(isfinite(bosch_result_score(res)));
+            check_final_mask(res, p);
+            if (budgets[i] == 6)
                 ck_assert_int_eq(st, BOSCH_BUDGET_REACHED);
-            if (budgets[i] == 2) {
-                uint8_t m[16];
-                int stage;
-                ck_assert_uint_eq(bosch_result_history_size(res), 2);
-                history_entry(res, 0, m, NULL, &stage);
-                ck_assert_int_eq(stage, BOSCH_STAGE_ANCHORS);
-                ck_assert_uint_eq(mask_ones(m, 16), 0);
-                history_entry(res, 1, m, NULL, &stage);
-                ck_assert_int_eq(stage, BOSCH_STAGE_ANCHORS);
-                ck_assert_uint_eq(mask_ones(m, 16), 16);
-            }
             bosch_result_free(res);
         }
     }
-    /* Budget 1 cannot cover the two anchors: an error, or a stop after at
-     * most one evaluation; never more. */
+    /* Budget 1 cannot cover the two anchors: an error before any evaluation. */
     for (int be = 0; be < 2; be++) {
         rec r;
         rec_init(&r, tb);
@@ -140,21 +140,60 @@ START_TEST(budget_never_exceeded)
         else
             ck_assert_int_eq(bosch_set_evaluator(opt, rec_eval, &r), BOSCH_OK);
         int st = bosch_optimize(opt);
-        ck_assert_msg(st != BOSCH_DONE, "budget 1 -> %s", bosch_err_name(st));
-        ck_assert_uint_le(r.calls, 1);
+        ck_assert_msg(st == BOSCH_E_INVALID, "budget 1 -> %s", bosch_err_name(st));
+        ck_assert_uint_eq(r.calls, 0);
         bosch_optimizer_free(opt);
         rec_free(&r);
     }
-    /* With supplied anchors a budget of 1 is a valid run. */
-    bosch_optimizer *opt = make_opt(p, 5, 1);
-    rec r;
-    rec_init(&r, tb);
-    ck_assert_int_eq(bosch_set_anchors(opt, 1.0, 0.01), BOSCH_OK);
-    ck_assert_int_eq(bosch_set_evaluator(opt, rec_eval, &r), BOSCH_OK);
-    ck_assert_int_eq(bosch_optimize(opt), BOSCH_BUDGET_REACHED);
-    ck_assert_uint_eq(r.calls, 1);
-    bosch_optimizer_free(opt);
-    rec_free(&r);
+    /* With supplied anchors 4 evaluations (one probe per layer) suffice; 3 are
+     * refused, naming the minimum. */
+    for (uint64_t b = 3; b <= 4; b++) {
+        bosch_optimizer *opt = make_opt(p, 5, b);
+        rec r;
+        rec_init(&r, tb);
+        ck_assert_int_eq(bosch_set_anchors(opt, 1.0, 0.01), BOSCH_OK);
+        ck_assert_int_eq(bosch_set_evaluator(opt, rec_eval, &r), BOSCH_OK);
+        int st = bosch_optimize(opt);
+        if (b == 3) {
+            ck_assert_int_eq(st, BOSCH_E_INVALID);
+            ck_assert_uint_eq(r.calls, 0);
+            ck_assert_ptr_nonnull(strstr(bosch_optimizer_last_error(opt), "at least 4"));
+        } else {
+            ck_assert_int_eq(st, BOSCH_BUDGET_REACHED);
+            ck_assert_uint_eq(r.calls, 4);
+            bosch_result *res = NULL;
+            ck_assert_int_eq(bosch_get_result(opt, &res), BOSCH_OK);
+            ck_assert(bosch_result_feasible(res));
+            check_final_mask(res, p);
+            bosch_result_free(res);
+        }
+        bosch_optimizer_free(opt);
+        rec_free(&r);
+    }
+    /* Other variants need the anchors and one start mask. */
+    static const int variants[] = {BOSCH_VARIANT_GROUP_ONLY, BOSCH_VARIANT_LAYER_LEVEL};
+    for (int v = 0; v < 2; v++)
+        for (uint64_t b = 2; b <= 3; b++) {
+            bosch_optimizer *opt = make_opt(p, 5, b);
+            rec r;
+            rec_init(&r, tb);
+            ck_assert_int_eq(bosch_set_variant(opt, variants[v]), BOSCH_OK);
+            ck_assert_int_eq(bosch_set_evaluator(opt, rec_eval, &r), BOSCH_OK);
+            int st = bosch_optimize(opt);
+            bosch_result *res = NULL;
+            ck_assert_int_eq(bosch_get_result(opt, &res), BOSCH_OK);
+            if (b == 2) {
+                ck_assert_int_eq(st, BOSCH_E_INVALID);
+                ck_assert_uint_eq(r.calls, 0);
+            } else {
+                ck_assert_msg(st > 0, "%s", bosch_err_name(st));
+                ck_assert(bosch_result_feasible(res));
+                check_final_mask(res, p);
+            }
+            bosch_result_free(res);
+            bosch_optimizer_free(opt);
+            rec_free(&r);
+        }
     bosch_problem_free(p);
     bosch_testbed_free(tb);
 }

@@ -95,10 +95,13 @@ BOSCH_API const char *bosch_version_string(void);
     XX(E_MISMATCH, -14, "journal was written with other settings or another version")
 
 #define BOSCH_STOP_MAP(XX)                                                                    \
-    XX(DONE, 1, "search completed")                  /* every stage ran to completion */      \
+    XX(DONE, 1, "search completed")  /* every stage ran to completion, the budget spent */      \
     XX(BUDGET_REACHED, 2, "stopped: evaluation budget reached")                              \
     XX(TIME_REACHED, 3, "stopped: time limit reached")                                       \
-    XX(FORCED_STOP, 4, "stopped: forced stop requested") /* bosch_force_stop() was called */
+    XX(FORCED_STOP, 4, "stopped: forced stop requested") /* bosch_force_stop() was called */ \
+    XX(CONVERGED, 5, "search completed early: nothing left to search, budget unused") \
+    /* every stage ran to completion with budget left: the strategies converged or the   \
+       subproblems were enumerated; the log says how many evaluations were used */
 
 #define BOSCH_STATUS_ENUM_(name, value, text) BOSCH_##name = value,
 enum bosch_error {
@@ -110,7 +113,7 @@ enum bosch_error {
 /* Positive statuses: the search ended normally, and this is why. */
 enum bosch_stop {
     BOSCH_STOP_MAP(BOSCH_STATUS_ENUM_)
-    BOSCH_STOP_LAST_ = 5 /* one past the largest stop reason; not a status */
+    BOSCH_STOP_LAST_ = 6 /* one past the largest stop reason; not a status */
 };
 #undef BOSCH_STATUS_ENUM_
 

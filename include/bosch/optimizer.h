@@ -69,8 +69,14 @@ BOSCH_API BOSCH_DEPRECATED("bosch_optimizer_last_error") const char *bosch_last_
 /* Seed of every random choice (default 0). Same seed + same inputs + same
  * options = same result, whatever the thread count. */
 BOSCH_API int bosch_set_seed(bosch_optimizer *opt, uint64_t seed);
-/* Total number of evaluations, anchors included (default 1000, minimum 1;
- * a run that must evaluate the anchors needs at least 2). */
+/* Total number of evaluations, anchors included (default 1000, minimum 1).
+ * A run needs enough to end with a feasible mask: 2 for the anchors (unless
+ * given by bosch_set_anchors) plus, for the full and probe-only variants, one
+ * per layer with a free unit (stage 1's cascade meets the target only after
+ * its last layer), or 1 for group-only and layer-level. A smaller budget is
+ * refused by the first bosch_ask()/bosch_optimize() with BOSCH_E_INVALID
+ * before any evaluation (the message names the minimum). A run that ends
+ * with budget left returns BOSCH_CONVERGED and logs the evaluations used. */
 BOSCH_API int bosch_set_budget(bosch_optimizer *opt, uint64_t evaluations);
 /* Evaluations for stage 1 or stage 3 (BOSCH_STAGE_PROBE / BOSCH_STAGE_GROUP);
  * 0 (default) = derived from the total: the probe gets `probe_fraction`
@@ -108,9 +114,17 @@ BOSCH_API int bosch_set_variant(bosch_optimizer *opt, int variant /* enum bosch_
  * ("auto": exhaustive when the subproblem fits its budget, else the
  * benchmarked default strategy). */
 BOSCH_API int bosch_set_strategy(bosch_optimizer *opt, int stage, const bosch_strategy *s);
+/* When the anchors are not ordered (S_full <= S_allSWA, the task does not
+ * tell full from SWA attention), search the raw scores instead of stopping
+ * with BOSCH_E_ANCHORS (default 0). At the fixed SWA count the search does
+ * not need normalisation: the objective becomes S(z) - alpha*(ratio-rho)^2
+ * with raw S, the result's and history's normalised scores and
+ * bosch_progress_best_score are NaN, and a BOSCH_LOG_WARN line says so.
+ * Ordered anchors are normalised as always. Option "raw_scores". */
+BOSCH_API int bosch_set_raw_scores(bosch_optimizer *opt, int raw);
 /* Supply the two anchor scores instead of having them evaluated (saves two
  * evaluations). BOSCH_E_BAD_SCORE unless both are finite, BOSCH_E_ANCHORS
- * unless s_full > s_allswa. */
+ * unless s_full > s_allswa (accepted when raw_scores is set before). */
 BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa);
 
 /* String interface for bindings and config files. Every option comes from
@@ -121,7 +135,7 @@ BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_al
  *   alpha, group_cap,
  *   batch_size, ratio_spread, threads, journal (a path, mode AUTO),
  *   journal_sync (0|1),
- *   variant (full|probe-only|group-only|layer-level),
+ *   raw_scores (0|1), variant (full|probe-only|group-only|layer-level),
  *   strategy, probe_strategy, group_strategy (a built-in strategy name).
  * BOSCH_E_OPTION for unknown names or unparsable values, BOSCH_E_INVALID for
  * values out of range, BOSCH_E_STATE once the search has started. */

@@ -30,6 +30,7 @@ lns *lns_create(const bosch_problem *p, const struct lns_config *cfg,
         m->s_full = cfg->s_full;
         m->s_swa = cfg->s_swa;
         m->anchors_known = 1;
+        m->raw = !(cfg->s_full > cfg->s_swa); /* given unordered: raw_scores is on */
     }
     return m;
 }
@@ -59,12 +60,51 @@ void lns_free(lns *m)
 
 /* ---- anchors and plan -------------------------------------------------------- */
 
+/* Layers stage 1 probes (those with a free unit). */
+static uint32_t probe_layers(const bosch_problem *p)
+{
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < p->layers; l++)
+        n += lns_free_count(p, l) > 0;
+    return n;
+}
+
+/* Fewest evaluations that end with a feasible mask: the anchors (unless
+ * given), then one per probed layer (full, probe-only: the cascade's last
+ * probe meets the target) or one start mask (group-only, layer-level). */
+uint64_t lns_min_budget(const bosch_problem *p, const struct lns_config *cfg)
+{
+    uint64_t need = cfg->anchors_given ? 0 : 2;
+    if (cfg->variant == BOSCH_VARIANT_FULL || cfg->variant == BOSCH_VARIANT_PROBE_ONLY)
+        need += probe_layers(p);
+    else
+        need += 1;
+    return need;
+}
+
+/* A budget below lns_min_budget is refused before any evaluation. */
+static int check_budget(lns *m)
+{
+    uint64_t need = lns_min_budget(m->prob, &m->cfg);
+    if (m->cfg.budget >= need)
+        return BOSCH_OK;
+    if (!m->cfg.anchors_given && m->cfg.budget < 2)
+        return lns_fail(m, BOSCH_E_INVALID, "budget %llu cannot cover the two anchor evaluations",
+                        (unsigned long long)m->cfg.budget);
+    return lns_fail(m, BOSCH_E_INVALID,
+                    "budget %llu is too small for variant %s: a feasible mask needs at least "
+                    "%llu evaluations (%s%s)",
+                    (unsigned long long)m->cfg.budget, bosch_variant_name(m->cfg.variant),
+                    (unsigned long long)need, m->cfg.anchors_given ? "" : "2 anchors + ",
+                    m->cfg.variant == BOSCH_VARIANT_FULL ||
+                            m->cfg.variant == BOSCH_VARIANT_PROBE_ONLY
+                        ? "one probe per layer with a free unit"
+                        : "one start mask");
+}
+
 /* The two reference models: all full and all SWA. */
 static int step_anchors(lns *m)
 {
-    if (lns_budget_left(m) < 2)
-        return lns_fail(m, BOSCH_E_INVALID, "budget %llu cannot cover the two anchor evaluations",
-                        (unsigned long long)m->cfg.budget);
     uint8_t *mask = calloc(m->prob->units, 1);
     if (!mask)
         return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
@@ -79,6 +119,15 @@ static int anchors_told(lns *m)
 {
     m->s_full = m->store.scores[m->pend_record[0]];
     m->s_swa = m->store.scores[m->pend_record[1]];
+    if (!(m->s_full > m->s_swa) && m->cfg.raw_scores) {
+        m->raw = 1;
+        m->anchors_known = 1;
+        lns_log(m, BOSCH_LOG_WARN,
+                "anchors not ordered (S_full = %g, S_allSWA = %g): searching raw scores "
+                "without normalisation (raw_scores); normalized scores are NaN",
+                m->s_full, m->s_swa);
+        return BOSCH_OK;
+    }
     if (!(m->s_full > m->s_swa))
         return lns_fail(m, BOSCH_E_ANCHORS,
                         "anchor scores cannot normalise: S_full = %g is not above "
@@ -122,7 +171,7 @@ int lns_plan_init(lns *m)
         return lns_fail(m, rc, "no uniform allocation meets the target of %zu units",
                         pl->target);
     memcpy(pl->k, pl->k_uniform, L * sizeof *pl->k);
-    pl->s_best[L] = 1.0;
+    pl->s_best[L] = lns_normalized(m, m->s_full); /* 1.0, or S_full when raw */
     pl->layer = L;
 
     uint64_t left = lns_budget_left(m);
@@ -153,6 +202,23 @@ int lns_plan_init(lns *m)
 }
 
 
+/* Every stage ran to completion: BOSCH_DONE when the budget is spent,
+ * else BOSCH_CONVERGED with a log line saying how much was used. */
+static void lns_finish(lns *m)
+{
+    uint64_t used = m->store.n, left = lns_budget_left(m);
+    if (left == 0) {
+        m->status = BOSCH_DONE;
+        return;
+    }
+    m->status = BOSCH_CONVERGED;
+    lns_log(m, BOSCH_LOG_INFO,
+            "search converged after %llu of %llu evaluations (%llu unused): variant %s, "
+            "every subproblem was searched completely or its strategy stopped",
+            (unsigned long long)used, (unsigned long long)m->cfg.budget,
+            (unsigned long long)left, bosch_variant_name(m->cfg.variant));
+}
+
 /* ---- the two batches ----------------------------------------------------------- */
 
 int lns_next(lns *m, struct lns_batch *out)
@@ -165,6 +231,8 @@ int lns_next(lns *m, struct lns_batch *out)
         int n = 0;
         switch (m->step) {
         case STEP_ANCHORS:
+            if (m->store.n == 0 && check_budget(m) < 0)
+                return m->status;
             if (m->anchors_known) {
                 m->step = STEP_PLAN;
                 continue;
@@ -191,7 +259,7 @@ int lns_next(lns *m, struct lns_batch *out)
             n = lns_step_layers(m);
             break;
         case STEP_FINISHED:
-            m->status = BOSCH_DONE;
+            lns_finish(m);
             lns_milestone(m);
             return 0;
         }
@@ -344,6 +412,11 @@ int lns_anchors(const lns *m, double *s_full, double *s_swa)
         *s_swa = m->s_swa;
     }
     return m->anchors_known;
+}
+
+int lns_raw(const lns *m)
+{
+    return m->raw;
 }
 
 int64_t lns_best(const lns *m)

@@ -33,6 +33,7 @@ struct lns_config {
     const bosch_strategy *strategy[BOSCH_STAGE_COUNT]; /* PROBE and GROUP; borrowed */
     int anchors_given;
     double s_full, s_swa;
+    int raw_scores; /* anchors not ordered: search raw scores instead of failing */
 };
 
 struct lns_hooks {
@@ -56,8 +57,12 @@ lns *lns_create(const bosch_problem *p, const struct lns_config *cfg,
                 const struct lns_hooks *hooks);
 void lns_free(lns *m);
 
+/* Fewest evaluations a run needs to end with a feasible mask; lns_next
+ * refuses a smaller budget (BOSCH_E_INVALID) before any evaluation. */
+uint64_t lns_min_budget(const bosch_problem *p, const struct lns_config *cfg);
+
 /* Fills the next batch (none may be pending). Returns n > 0, or 0 when the
- * method has ended (lns_status: BOSCH_DONE or BOSCH_BUDGET_REACHED), or a
+ * method has ended (lns_status: BOSCH_DONE, BOSCH_CONVERGED or BOSCH_BUDGET_REACHED), or a
  * negative error (lns_error says why; the method is then over). */
 int lns_next(lns *m, struct lns_batch *out);
 /* Every candidate of the pending batch was scored: scores[i] and walls[i]
@@ -81,6 +86,9 @@ int lns_stage(const lns *m);
 const uint8_t *lns_work(const lns *m);
 /* Non-zero once S_full and S_allSWA are known (written to *s_full, *s_swa). */
 int lns_anchors(const lns *m, double *s_full, double *s_swa);
+/* Non-zero when the anchors were not ordered and raw_scores is on: the
+ * search maximises raw scores (lns_normalized returns its argument). */
+int lns_raw(const lns *m);
 /* S^ of a raw score (NaN before the anchors), and the objective of a record. */
 double lns_normalized(const lns *m, double raw);
 double lns_objective(const lns *m, size_t record);

@@ -55,6 +55,7 @@ struct lns {
 
     double s_full, s_swa; /* anchors in use */
     int anchors_known;
+    int raw;              /* unordered anchors, raw scores searched */
     eval_store store;
     uint64_t evals[BOSCH_STAGE_COUNT];
     int64_t best_record;     /* best eligible record, -1 if none */

@@ -57,6 +57,13 @@ int lns_step_probe(lns *m)
         uint32_t layers_left = l + 1;
         uint64_t left = pl->probe_budget > pl->probe_used ? pl->probe_budget - pl->probe_used : 0;
         uint64_t b = left / layers_left;
+        /* Keep one evaluation for each layer still to probe, so that a tight
+         * budget still ends with the cascade's feasible mask. */
+        uint64_t later = 0, global = lns_budget_left(m);
+        for (uint32_t j = 0; j < l; j++)
+            later += lns_free_count(m->prob, j) > 0;
+        if (global > later && b > global - later)
+            b = global - later;
         bosch_subproblem *sp = lns_layers_subproblem(m, &l, 1, ((uint64_t)BOSCH_STAGE_PROBE << 32) | l);
         if (!sp) {
             if (lns_free_count(m->prob, l) == 0) { /* nothing to choose in this layer */

@@ -56,6 +56,8 @@ double lns_normalized(const lns *m, double raw)
 {
     if (!m->anchors_known)
         return NAN;
+    if (m->raw)
+        return raw;
     return (raw - m->s_swa) / (m->s_full - m->s_swa);
 }
 

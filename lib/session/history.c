@@ -41,7 +41,7 @@ static json_object *result_record(const bosch_result *r, size_t i, char *maskbuf
     }
     maskbuf[r->units] = '\0';
     double score = r->hist.scores[i];
-    return record_json(i, bosch_stage_name(r->hist.stages[i]), score, r->anchors_known,
+    return record_json(i, bosch_stage_name(r->hist.stages[i]), score, r->anchors_known && !r->raw,
                        (score - r->s_swa) / (r->s_full - r->s_swa), swa, r->hist.walls[i], maskbuf);
 }
 

@@ -68,6 +68,8 @@ char *session_journal_header(const bosch_optimizer *opt)
                            json_object_new_string(bosch_strategy_name(o->strategy[BOSCH_STAGE_PROBE])));
     json_object_object_add(h, "group_strategy",
                            json_object_new_string(bosch_strategy_name(o->strategy[BOSCH_STAGE_GROUP])));
+    if (o->raw_scores) /* only when set: older journals stay valid */
+        json_object_object_add(h, "raw_scores", json_object_new_int(1));
     if (o->anchors_given) {
         json_object *a = json_object_new_array();
         json_object_array_add(a, dbl(o->s_full));

@@ -46,6 +46,8 @@ enum kind { K_UINT, K_DOUBLE, K_BOOL, K_CHOICE, K_STRATEGY, K_PATH };
        "journal every evaluation to this file and resume from it (empty = none)")                \
     XX(JOURNAL_SYNC, "journal_sync", K_BOOL, journal_sync, "0", 0, 1, "journal_sync",              \
        "fdatasync after every journal write (0|1)")                                              \
+    XX(RAW_SCORES, "raw_scores", K_BOOL, raw_scores, "0", 0, 1, "raw_scores",                      \
+       "when S_full <= S_allSWA, search raw scores (normalized = NaN) instead of failing (0|1)")  \
     XX(VARIANT, "variant", K_CHOICE, variant, "full", 0, BOSCH_VARIANT_LAYER_LEVEL, "variant",     \
        "which parts of the method run: full|probe-only|group-only|layer-level")                  \
     XX(STRATEGY, "strategy", K_STRATEGY, strategy, "auto", -1, 0, "strategy",                      \
@@ -266,6 +268,11 @@ int bosch_set_journal_sync(bosch_optimizer *opt, int sync)
     return set_bool(opt, OPT_JOURNAL_SYNC, sync != 0);
 }
 
+int bosch_set_raw_scores(bosch_optimizer *opt, int raw)
+{
+    return set_bool(opt, OPT_RAW_SCORES, raw != 0);
+}
+
 int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa)
 {
     int rc = not_started(opt);
@@ -273,7 +280,7 @@ int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa)
         return rc;
     if (!isfinite(s_full) || !isfinite(s_allswa))
         return session_refuse(opt, BOSCH_E_BAD_SCORE, "anchor scores must be finite");
-    if (!(s_full > s_allswa))
+    if (!(s_full > s_allswa) && !opt->o.raw_scores)
         return session_refuse(opt, BOSCH_E_ANCHORS,
                               "anchor scores cannot normalise: S_full = %g is not above "
                               "S_allSWA = %g",
@@ -579,6 +586,7 @@ struct lns_config session_lns_config(const struct options *o)
     for (int s = 0; s < BOSCH_STAGE_COUNT; s++)
         c.strategy[s] = o->strategy[s];
     c.anchors_given = o->anchors_given;
+    c.raw_scores = o->raw_scores;
     c.s_full = o->s_full;
     c.s_swa = o->s_swa;
     return c;

@@ -46,6 +46,8 @@ double bosch_progress_best_score(const bosch_progress *p)
     if (!p || lns_best(p->opt->method) < 0)
         return NAN;
     const lns *m = p->opt->method;
+    if (lns_raw(m))
+        return NAN;
     return lns_normalized(m, lns_store(m)->scores[lns_best(m)]);
 }
 

@@ -26,6 +26,7 @@ int bosch_get_result(const bosch_optimizer *opt, bosch_result **out)
     r->rho = bosch_problem_target_ratio(p);
     r->s_full = r->s_swa = NAN;
     r->anchors_known = m && lns_anchors(m, &r->s_full, &r->s_swa);
+    r->raw = m && lns_raw(m);
     for (int s = 0; s < BOSCH_STAGE_COUNT; s++)
         r->evals[s] = m ? lns_evaluations(m, s) : 0;
     r->replayed = opt->replayed;
@@ -43,7 +44,7 @@ int bosch_get_result(const bosch_optimizer *opt, bosch_result **out)
         bitset_unpack(store_mask(&r->hist, (size_t)rec), p->units, r->mask);
         if (r->feasible) {
             r->score = r->hist.scores[rec];
-            r->norm = lns_normalized(m, r->score);
+            r->norm = lns_raw(m) ? NAN : lns_normalized(m, r->score);
             r->objective = lns_objective(m, (size_t)rec);
         }
     }

@@ -6,7 +6,7 @@
 #include "core/cache.h"
 
 struct bosch_result {
-    int status, feasible, anchors_known;
+    int status, feasible, anchors_known, raw;
     uint32_t layers, groups, heads;
     size_t units;
     uint8_t *mask;

@@ -32,6 +32,7 @@ struct options {
     int eval_thread_safe;
     char *journal_path;  /* NULL = no journal */
     int journal_mode, journal_sync;
+    int raw_scores;      /* unordered anchors: search raw scores */
 };
 
 struct bosch_optimizer {

@@ -3,7 +3,10 @@
  * directions, each flipping `delta` random variables of the incumbent; the
  * runner repairs each poll point to the block counts. A successful poll
  * (strict improvement) moves the incumbent and doubles the mesh size delta,
- * a failed one halves it; the search ends when delta falls below one flip. */
+ * a failed one halves it. When delta falls below one flip the mesh restarts
+ * at its initial size around the incumbent (so the subproblem's budget is
+ * spent on wider polls instead of being left unused); the search ends when
+ * the budget is spent or the runner sees nothing new (its idle limit). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +17,7 @@ struct state {
     uint8_t *x;
     double value;
     int has_x;
-    size_t delta, delta_max;
+    size_t delta, delta_max, delta0;
     size_t *perm; /* scratch for drawing distinct variables */
 };
 
@@ -45,6 +48,7 @@ static int init(void **out, const bosch_subproblem *sp, void *user)
     s->has_x = bosch_subproblem_incumbent(sp, s->x, &s->value) == BOSCH_OK;
     s->delta_max = s->n / 2 > 1 ? s->n / 2 : 1;
     s->delta = s->n / 4 > 1 ? s->n / 4 : 1;
+    s->delta0 = s->delta;
     *out = s;
     return 0;
 }
@@ -56,10 +60,12 @@ static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t 
         move_random_batch(sp, cands, max, n);
         return 0;
     }
-    if (s->delta == 0 || move_swappable_blocks(sp) == 0) {
-        *n = 0; /* mesh collapsed */
+    if (move_swappable_blocks(sp) == 0) {
+        *n = 0; /* nothing can move */
         return 0;
     }
+    if (s->delta == 0)
+        s->delta = s->delta0; /* mesh collapsed: restart around the incumbent */
     for (size_t i = 0; i < max; i++) {
         uint8_t *x = cands + i * s->n;
         memcpy(x, s->x, s->n);

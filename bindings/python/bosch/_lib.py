@@ -304,6 +304,7 @@ _PROTOTYPES = {
     "bosch_set_evaluator_thread_safe": (c_int, [H, c_int]),
     "bosch_set_journal": (c_int, [H, c_char_p, c_int]),
     "bosch_set_journal_sync": (c_int, [H, c_int]),
+    "bosch_set_raw_scores": (c_int, [H, c_int]),
     "bosch_evaluator_status": (c_int, [H]),
     "bosch_ask": (c_int, [H, c_size_t_p]),
     "bosch_candidate": (c_int, [H, c_size_t, c_void_p]),

@@ -39,6 +39,7 @@ class StopReason(enum.IntEnum):
     BUDGET_REACHED = 2
     TIME_REACHED = 3
     FORCED_STOP = 4
+    CONVERGED = 5
 
 
 def strerror(status: int) -> str:

@@ -630,6 +630,12 @@ class Optimizer:
         self._check(lib.bosch_set_journal_sync(self._handle, 1 if sync else 0))
         return self
 
+    def set_raw_scores(self, raw: bool = True) -> "Optimizer":
+        """Search raw scores when S_full <= S_allSWA instead of failing
+        (normalized scores are then NaN); option "raw_scores"."""
+        self._check(lib.bosch_set_raw_scores(self._handle, 1 if raw else 0))
+        return self
+
     # -- callbacks ------------------------------------------------------------------
     def set_evaluator(self, fn, thread_safe: bool | None = None) -> "Optimizer":
         """Single-mask evaluator: ``fn(mask: bytes) -> float``, or a Testbed

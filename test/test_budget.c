@@ -1,0 +1,153 @@
+/*
+ * Budget and anchors (issue 12, deliverable 5) and honest scores under
+ * noise (deliverable 4): a run that ends before its budget says so
+ * (BOSCH_CONVERGED and a log line); raw scores with unordered anchors.
+ */
+#include <stdio.h>
+
+#include "support/support.h"
+
+struct logbuf {
+    char text[8192];
+    size_t len;
+};
+
+static void log_cb(int level, const char *msg, void *user)
+{
+    struct logbuf *b = user;
+    (void)level;
+    int n = snprintf(b->text + b->len, sizeof b->text - b->len, "%s\n", msg);
+    if (n > 0 && b->len + (size_t)n < sizeof b->text)
+        b->len += (size_t)n;
+}
+
+static bosch_problem *problem(uint32_t L, uint32_t G, double rho)
+{
+    bosch_problem *p = bosch_problem_create(L, G, 1);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(bosch_problem_set_target_ratio(p, rho), BOSCH_OK);
+    return p;
+}
+
+/* mads and probe-only on 1500 evaluations: the whole budget is used, or the
+ * run returns BOSCH_CONVERGED and logs "N of 1500". */
+START_TEST(strategies_use_budget_or_say_why)
+{
+    bosch_testbed *tb = make_testbed(12, 8, 3, 0.3, 0.0);
+    bosch_problem *p = problem(12, 8, 0.5);
+    for (int c = 0; c < 2; c++) {
+        bosch_optimizer *opt = bosch_optimizer_create(p);
+        struct logbuf lb = {{0}, 0};
+        ck_assert_int_eq(bosch_set_budget(opt, 1500), BOSCH_OK);
+        ck_assert_int_eq(bosch_set_log(opt, log_cb, &lb, BOSCH_LOG_INFO), BOSCH_OK);
+        if (c == 0)
+            ck_assert_int_eq(bosch_set_option(opt, "strategy", "mads"), BOSCH_OK);
+        else
+            ck_assert_int_eq(bosch_set_option(opt, "variant", "probe-only"), BOSCH_OK);
+        ck_assert_int_eq(bosch_set_evaluator(opt, bosch_testbed_eval, tb), BOSCH_OK);
+        int st = bosch_optimize(opt);
+        bosch_result *r = NULL;
+        ck_assert_int_eq(bosch_get_result(opt, &r), BOSCH_OK);
+        uint64_t used = bosch_result_evaluations(r, -1);
+        ck_assert(bosch_result_feasible(r));
+        if (used < 1500) {
+            ck_assert_msg(st == BOSCH_CONVERGED, "%s after %lu", bosch_err_name(st),
+                          (unsigned long)used);
+            char want[64];
+            snprintf(want, sizeof want, "%lu of 1500 evaluations", (unsigned long)used);
+            ck_assert_msg(strstr(lb.text, want) != NULL, "log lacks '%s':\n%s", want, lb.text);
+        } else {
+            ck_assert(st == BOSCH_DONE || st == BOSCH_BUDGET_REACHED);
+        }
+        if (c == 0) /* mads restarts instead of stopping at a collapsed mesh */
+            ck_assert_uint_eq(used, 1500);
+        bosch_result_free(r);
+        bosch_optimizer_free(opt);
+    }
+    bosch_problem_free(p);
+    bosch_testbed_free(tb);
+}
+END_TEST
+
+/* An evaluator whose all-SWA model scores above the full one. */
+static int unordered_eval(const uint8_t *mask, size_t units, double *score, void *user)
+{
+    const bosch_testbed *tb = user;
+    double s;
+    if (bosch_testbed_score(tb, mask, &s) != BOSCH_OK)
+        return 1;
+    size_t swa = 0;
+    for (size_t u = 0; u < units; u++)
+        swa += mask[u] != 0;
+    *score = s + (swa == units ? 2.0 : 0.0);
+    return 0;
+}
+
+START_TEST(raw_scores_with_unordered_anchors)
+{
+    bosch_testbed *tb = make_testbed(6, 4, 5, 0.3, 0.0);
+    bosch_problem *p = problem(6, 4, 0.5);
+    /* Default: the run stops at the anchors. */
+    bosch_optimizer *opt = bosch_optimizer_create(p);
+    ck_assert_int_eq(bosch_set_budget(opt, 200), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_evaluator(opt, unordered_eval, tb), BOSCH_OK);
+    ck_assert_int_eq(bosch_optimize(opt), BOSCH_E_ANCHORS);
+    bosch_optimizer_free(opt);
+    /* raw_scores: the search runs, scores are raw, normalized NaN, a warning. */
+    opt = bosch_optimizer_create(p);
+    struct logbuf lb = {{0}, 0};
+    ck_assert_int_eq(bosch_set_budget(opt, 200), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_option(opt, "raw_scores", "1"), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_log(opt, log_cb, &lb, BOSCH_LOG_WARN), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_evaluator(opt, unordered_eval, tb), BOSCH_OK);
+    int st = bosch_optimize(opt);
+    ck_assert_msg(st > 0, "%s: %s", bosch_err_name(st), bosch_optimizer_last_error(opt));
+    ck_assert_ptr_nonnull(strstr(lb.text, "raw scores"));
+    bosch_result *r = NULL;
+    ck_assert_int_eq(bosch_get_result(opt, &r), BOSCH_OK);
+    ck_assert(bosch_result_feasible(r));
+    ck_assert(isnan(bosch_result_normalized_score(r)));
+    uint8_t m[24];
+    ck_assert_int_eq(bosch_result_mask(r, m, 24), BOSCH_OK);
+    ck_assert(bosch_mask_is_feasible(p, m));
+    ck_assert(fabs(bosch_result_score(r) - tb_score(tb, m)) < 1e-12);
+    /* The best raw score among evaluated feasible masks is the result. */
+    for (size_t i = 0; i < bosch_result_history_size(r); i++) {
+        uint8_t h[24];
+        double s;
+        ck_assert_int_eq(bosch_result_history_entry(r, i, h, &s, NULL), BOSCH_OK);
+        if (bosch_mask_is_feasible(p, h))
+            ck_assert(s <= bosch_result_score(r) + 1e-12);
+    }
+    ck_assert(bosch_result_evaluations(r, BOSCH_STAGE_GROUP) > 0);
+    bosch_result_free(r);
+    bosch_optimizer_free(opt);
+    /* Given unordered anchors are accepted once raw_scores is on. */
+    opt = bosch_optimizer_create(p);
+    ck_assert_int_eq(bosch_set_anchors(opt, 0.1, 0.2), BOSCH_E_ANCHORS);
+    ck_assert_int_eq(bosch_set_raw_scores(opt, 1), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_anchors(opt, 0.1, 0.2), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_budget(opt, 100), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_evaluator(opt, bosch_testbed_eval, tb), BOSCH_OK);
+    ck_assert(bosch_optimize(opt) > 0);
+    bosch_optimizer_free(opt);
+    bosch_problem_free(p);
+    bosch_testbed_free(tb);
+}
+END_TEST
+
+static Suite *budget_suite(void)
+{
+    Suite *s = suite_create("budget");
+    TCase *tc = tcase_create("budget");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, strategies_use_budget_or_say_why);
+    tcase_add_test(tc, raw_scores_with_unordered_anchors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return run_suite(budget_suite());
+}
