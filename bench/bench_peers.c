@@ -9,6 +9,8 @@
  *
  *   bench_peers [--quick] [--seeds K] [--threads T] [--noise SD]
  *               [--families circuits,qubo,...] [--budgets 500,1500] [--tune]
+ *               [--bosch-option NAME=VALUE ...]  (extra options of the default, e.g.
+ *                                                 raw_scores=1; printed in the header)
  *
  * Quality of a returned mask z on one instance (family, shape, rho, seed):
  *   q = (f(z) - f(all SWA)) / (f_best - f(all SWA)),
@@ -58,6 +60,9 @@ static struct {
     uint64_t budgets[8];
     unsigned nbud;
     double noise;
+    const char *bopt[8][2]; /* --bosch-option NAME=VALUE: extra options of the default */
+    char bopt_buf[8][128];
+    unsigned nbopt;
 } cfg;
 
 /* ---- small deterministic RNG (splitmix64) ---------------------------------- */
@@ -303,6 +308,10 @@ static uint64_t run_bosch(const bosch_testbed *tb, const bosch_problem *p, uint6
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)seed);
     rc |= bosch_set_option(opt, "seed", buf);
     rc |= bosch_set_batch_evaluator(opt, bosch_testbed_batch_eval, (void *)tb);
+    for (unsigned i = 0; i < cfg.nbopt && rc == BOSCH_OK; i++)
+        if ((rc = bosch_set_option(opt, cfg.bopt[i][0], cfg.bopt[i][1])) != BOSCH_OK)
+            fprintf(stderr, "bench_peers: --bosch-option %s=%s: %s\n", cfg.bopt[i][0],
+                    cfg.bopt[i][1], bosch_optimizer_last_error(opt));
     if (rc != BOSCH_OK) {
         fprintf(stderr, "bench_peers: optimizer setup failed\n");
         exit(1);
@@ -539,6 +548,12 @@ static void print_header(void)
     printf(" evaluations.\n");
     printf("- libbosch default: bosch_optimize, options budget and seed only (seed = landscape "
            "seed), bosch_testbed_batch_eval; its two anchor evaluations count in the budget.\n");
+    if (cfg.nbopt) {
+        printf("- options given to the default with --bosch-option:");
+        for (unsigned i = 0; i < cfg.nbopt; i++)
+            printf("%s %s=%s", i ? "," : "", cfg.bopt[i][0], cfg.bopt[i][1]);
+        printf(".\n");
+    }
     printf("- annealing (swap): random feasible start, move = swap one SWA and one full unit, "
            "Metropolis, T = mean|delta| * %g * (%g/%g)^(evals/budget), best kept, whole "
            "budget.\n",
@@ -778,6 +793,13 @@ int main(int argc, char **argv)
             if (n <= 0)
                 goto usage;
             cfg.nbud = (unsigned)n, budgets_set = 1, i++;
+        } else if (!strcmp(a, "--bosch-option") && v && strchr(v, '=') && cfg.nbopt < 8 &&
+                   strlen(v) < sizeof cfg.bopt_buf[0]) {
+            char *b = cfg.bopt_buf[cfg.nbopt];
+            strcpy(b, v);
+            char *eq = strchr(b, '=');
+            *eq = '\0';
+            cfg.bopt[cfg.nbopt][0] = b, cfg.bopt[cfg.nbopt][1] = eq + 1, cfg.nbopt++, i++;
         } else if (!strcmp(a, "--families") && v) {
             if (parse_families(v) != 0)
                 goto usage;
@@ -820,6 +842,6 @@ int main(int argc, char **argv)
 usage:
     fprintf(stderr, "usage: bench_peers [--quick] [--tune] [--seeds K] [--threads T] [--noise SD] "
                     "[--families circuits,qubo,nk2,nk4,coverage,layer-concave] "
-                    "[--budgets 500,1500]\n");
+                    "[--budgets 500,1500] [--bosch-option NAME=VALUE ...]\n");
     return 2;
 }
