@@ -33,7 +33,7 @@ from .problem import FIX_FULL, FIX_NONE, FIX_SWA, Problem, kv_saving, repair
 from .selection import SCORE_KINDS, ScoreKind, Selection, read_selection, write_history
 from .strategy import (PYTHON_EXCEPTION_STATUS, SolveResult, Strategy, Subproblem,
                        builtin_strategies, solve_subproblem)
-from .testbed import TESTBED_PARAMS, Testbed
+from .testbed import TESTBED_PARAMS, Family as TestbedFamily, Testbed
 
 #: Version of the loaded library (bosch_version_string).
 __version__ = _text(_clib.bosch_version_string())
@@ -91,7 +91,7 @@ __all__ = [
     "baseline_layers", "baseline_static", "baseline_static_heads", "LAYER_PATTERNS",
     "REDUCTIONS",
     # testbed
-    "Testbed", "TESTBED_PARAMS",
+    "Testbed", "TESTBED_PARAMS", "TestbedFamily",
     # errors
     "BoschError", "InvalidArgumentError", "NoMemoryError", "InfeasibleError", "StateError",
     "BadScoreError", "EvaluatorError", "OptionError", "BoschIOError", "StrategyError",

@@ -434,6 +434,10 @@ _PROTOTYPES = {
     "bosch_testbed_eval": (c_int, [c_void_p, c_size_t, c_double_p, c_void_p]),
     "bosch_testbed_batch_eval": (c_int, [c_void_p, c_size_t, c_size_t, c_double_p, c_void_p]),
     "bosch_testbed_optimum": (c_int, [H, H, c_void_p, c_double_p]),
+    "bosch_testbed_create_family": (H, [c_int, c_uint32, c_uint32, c_uint64]),
+    "bosch_testbed_family": (c_int, [H]),
+    "bosch_testbed_family_name": (c_char_p, [c_int]),
+    "bosch_testbed_exact_optimum": (c_int, [H, H, c_void_p, c_double_p]),
 }
 
 #: Names of public functions the loaded library does not export (should be empty).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import enum
 import math
 
 from ._handle import Handle
@@ -10,11 +11,27 @@ from ._lib import lib
 from ._masks import buffer_to_list, mask_bytes
 from .errors import ErrorCode, check_status, error_for_status
 
-__all__ = ["Testbed", "TESTBED_PARAMS"]
+__all__ = ["Testbed", "TESTBED_PARAMS", "Family"]
 
 #: Landscape parameters (bosch_testbed_set / bosch_testbed_get names).
 TESTBED_PARAMS = ("total_cost", "heavy_fraction", "layer_sensitivity", "entanglement",
                   "backup_strength", "synergy_fraction", "cross_layer", "noise")
+
+
+class Family(enum.IntEnum):
+    """Landscape families (enum bosch_testbed_family; include/bosch/testbed.h)."""
+    ENERGY = 0
+    CIRCUITS = 1
+    QUBO = 2
+    NK2 = 3
+    NK4 = 4
+    COVERAGE = 5
+    LAYER_CONCAVE = 6
+
+    @property
+    def label(self) -> str:
+        """The library's name ("circuits", "layer-concave", ...)."""
+        return lib.bosch_testbed_family_name(int(self)).decode()
 
 
 class Testbed(Handle):
@@ -32,14 +49,26 @@ class Testbed(Handle):
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, layers: int, kv_groups: int, seed: int = 0, **params):
+    def __init__(self, layers: int, kv_groups: int, seed: int = 0, family=None, **params):
+        """`family`: a Family (or its name, e.g. "circuits"); None is the
+        energy landscape above (bosch_testbed_create)."""
         self._h = None
         for name, v in (("layers", layers), ("kv_groups", kv_groups)):
             if int(v) != v or not 0 < int(v) <= 0xFFFFFFFF:
                 raise ValueError(f"{name} must be a positive 32-bit integer, got {v!r}")
         if int(seed) < 0:
             raise ValueError("seed must be >= 0")
-        h = lib.bosch_testbed_create(int(layers), int(kv_groups), int(seed))
+        if family is None:
+            h = lib.bosch_testbed_create(int(layers), int(kv_groups), int(seed))
+        else:
+            if isinstance(family, str):
+                names = {f.label: f for f in Family}
+                if family not in names:
+                    raise ValueError(f"unknown testbed family {family!r} (one of "
+                                     f"{', '.join(names)})")
+                family = names[family]
+            h = lib.bosch_testbed_create_family(int(Family(family)), int(layers),
+                                                int(kv_groups), int(seed))
         if not h:
             raise error_for_status(ErrorCode.E_INVALID,
                                    f"bosch_testbed_create({layers}, {kv_groups}) failed: "
@@ -144,6 +173,23 @@ class Testbed(Handle):
         score = ctypes.c_double()
         check_status(lib.bosch_testbed_optimum(self._handle, problem._handle, buf,
                                                ctypes.byref(score)))
+        return buffer_to_list(buf), score.value
+
+    @property
+    def family(self) -> "Family":
+        """The landscape family (bosch_testbed_family)."""
+        return Family(check_status(lib.bosch_testbed_family(self._handle)))
+
+    def exact_optimum(self, problem) -> tuple[list[int], float]:
+        """The proven optimum of the noise-free score over the masks feasible
+        for `problem` (bosch_testbed_exact_optimum: any size for
+        layer-concave and for circuits without fixed units, brute force
+        otherwise): (mask as list of 0/1, clean score). TooLargeError when
+        brute force would exceed 2^26 masks."""
+        buf = (ctypes.c_uint8 * self._units)()
+        score = ctypes.c_double()
+        check_status(lib.bosch_testbed_exact_optimum(self._handle, problem._handle, buf,
+                                                     ctypes.byref(score)))
         return buffer_to_list(buf), score.value
 
     def problem(self, ratio: float | None = None, units: int | None = None,

@@ -165,3 +165,23 @@ def test_closed_testbed_is_refused(problem, make_opt):
         opt.optimize()
     with pytest.raises(ValueError):
         tb.score([0] * 32)
+
+
+
+def test_families_and_exact_optimum():
+    from bosch import Testbed, TestbedFamily
+    assert TestbedFamily.LAYER_CONCAVE.label == "layer-concave"
+    with pytest.raises(ValueError):
+        Testbed(4, 4, seed=1, family="no-such-family")
+    for fam, want in (("circuits", TestbedFamily.CIRCUITS),
+                      ("layer-concave", TestbedFamily.LAYER_CONCAVE),
+                      (TestbedFamily.QUBO, TestbedFamily.QUBO)):
+        with Testbed(4, 4, seed=3, family=fam) as tb:
+            assert tb.family == want
+            p = tb.problem(ratio=0.5)
+            mask, score = tb.exact_optimum(p)
+            assert sum(mask) == 8
+            assert tb.score_clean(mask) == pytest.approx(score)
+            # noise 0: brute force over the (noisy = clean) score agrees
+            brute, brute_score = tb.optimum(p)
+            assert brute_score == pytest.approx(score)
