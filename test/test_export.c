@@ -12,52 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "support/scratch.h"
 #include "support/support.h"
-
-static char tmpdir[] = "/tmp/bosch-export-XXXXXX";
 
 static void setup(void)
 {
-    static int made;
-    if (!made++)
-        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    scratch_setup("bosch-export");
 }
 
-static const char *tmp_path(const char *name)
-{
-    static char buf[8][320];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name);
-    return p;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    ck_assert_int_eq(fclose(f), 0);
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int c;
-    while ((c = fgetc(f)) != EOF) {
-        if (n + 2 > cap)
-            ck_assert_ptr_nonnull(buf = realloc(buf, cap = cap ? 2 * cap : 4096));
-        buf[n++] = (char)c;
-    }
-    fclose(f);
-    if (!buf)
-        ck_assert_ptr_nonnull(buf = malloc(1));
-    buf[n] = '\0';
-    return buf;
-}
 
 /* Entries of `dir` other than . and ..; any name starting with '.' (a
  * leftover temporary) fails the test. */
@@ -229,8 +191,8 @@ START_TEST(projection_fields)
     ck_assert_int_eq(v, 128);
     ck_assert_str_eq(bosch_selection_setting_string(p, "niah.task"), "x");
     /* It is written and read back as any mask. */
-    ck_assert_int_eq(bosch_selection_write_json(p, tmp_path("proj.json")), BOSCH_OK);
-    bosch_selection *r = bosch_selection_read_json(tmp_path("proj.json"));
+    ck_assert_int_eq(bosch_selection_write_json(p, scratch_path("proj.json")), BOSCH_OK);
+    bosch_selection *r = bosch_selection_read_json(scratch_path("proj.json"));
     ck_assert_ptr_nonnull(r);
     expect_mask(r, "1100");
     bosch_selection_free(r);
@@ -289,12 +251,12 @@ START_TEST(duo_shapes)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char name[32];
         snprintf(name, sizeof name, "duo%zu", i);
-        const char *dir = tmp_path(name);
+        const char *dir = scratch_path(name);
         bosch_selection *s = make(cases[i].layers, cases[i].groups, 3, cases[i].bits);
         ck_assert_int_eq(bosch_selection_export_duo(s, dir), BOSCH_OK);
         char path[400];
         snprintf(path, sizeof path, "%s/full_attention_heads.tsv", dir);
-        char *tsv = read_text(path);
+        char *tsv = scratch_read_text(path);
         ck_assert_str_eq(tsv, cases[i].tsv);
         free(tsv);
         snprintf(path, sizeof path, "%s/config.json", dir);
@@ -324,7 +286,7 @@ END_TEST
 
 START_TEST(duo_replaces)
 {
-    const char *dir = tmp_path("duo-again");
+    const char *dir = scratch_path("duo-again");
     bosch_selection *s = make(2, 2, 2, "1100");
     ck_assert_int_eq(bosch_selection_export_duo(s, dir), BOSCH_OK);
     const uint8_t m[4] = {0, 0, 0, 1};
@@ -333,7 +295,7 @@ START_TEST(duo_replaces)
     ck_assert_int_eq(bosch_selection_export_duo(s, dir), BOSCH_OK);
     char path[400];
     snprintf(path, sizeof path, "%s/full_attention_heads.tsv", dir);
-    char *tsv = read_text(path);
+    char *tsv = scratch_read_text(path);
     ck_assert_str_eq(tsv, "1\t1\n1\t0\n");
     free(tsv);
     snprintf(path, sizeof path, "%s/config.json", dir);
@@ -353,23 +315,23 @@ END_TEST
 START_TEST(duo_errors)
 {
     bosch_selection *s = make(2, 2, 2, "1100");
-    ck_assert_int_eq(bosch_selection_export_duo(NULL, tmp_path("x")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_duo(NULL, scratch_path("x")), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_selection_export_duo(s, NULL), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_selection_export_duo(s, ""), BOSCH_E_INVALID);
 
     /* DIR is a file. */
-    write_text(tmp_path("a-file"), "x");
+    scratch_write_text(scratch_path("a-file"), "x");
     errno = 0;
-    ck_assert_int_eq(bosch_selection_export_duo(s, tmp_path("a-file")), BOSCH_E_IO);
+    ck_assert_int_eq(bosch_selection_export_duo(s, scratch_path("a-file")), BOSCH_E_IO);
     ck_assert_int_eq(errno, ENOTDIR);
     ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "a-file"));
     /* Two levels missing: only one is made. */
-    ck_assert_int_eq(bosch_selection_export_duo(s, tmp_path("no/such")), BOSCH_E_IO);
+    ck_assert_int_eq(bosch_selection_export_duo(s, scratch_path("no/such")), BOSCH_E_IO);
     ck_assert_int_eq(errno, ENOENT);
 
     /* A target that cannot be replaced (a directory named config.json):
      * no temporary is left behind. */
-    const char *dir = tmp_path("duo-blocked");
+    const char *dir = scratch_path("duo-blocked");
     ck_assert_int_eq(mkdir(dir, 0777), 0);
     char sub[400];
     snprintf(sub, sizeof sub, "%s/config.json", dir);
@@ -381,11 +343,11 @@ START_TEST(duo_errors)
 
     /* No KV record, or window 0. */
     bosch_selection *bare = bosch_selection_create(2, 2, 2);
-    ck_assert_int_eq(bosch_selection_export_duo(bare, tmp_path("duo-bare")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_duo(bare, scratch_path("duo-bare")), BOSCH_E_INVALID);
     ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(bare), "kv_saving"));
-    ck_assert_int_eq(access(tmp_path("duo-bare"), F_OK), -1); /* nothing made */
+    ck_assert_int_eq(access(scratch_path("duo-bare"), F_OK), -1); /* nothing made */
     ck_assert_int_eq(bosch_selection_set_kv_saving(bare, 1024, 0, 4), BOSCH_OK);
-    ck_assert_int_eq(bosch_selection_export_duo(bare, tmp_path("duo-bare")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_duo(bare, scratch_path("duo-bare")), BOSCH_E_INVALID);
     bosch_selection_free(bare);
     bosch_selection_free(s);
 }
@@ -420,11 +382,11 @@ static const char *const source_keys[] = {
 
 START_TEST(hf_config)
 {
-    write_text(tmp_path("src.json"), source_config);
+    scratch_write_text(scratch_path("src.json"), source_config);
     bosch_selection *s = make(4, 2, 4, "00110011"); /* layers 1 and 3 slide */
-    ck_assert_int_eq(bosch_selection_export_hf(s, tmp_path("src.json"), tmp_path("hf.json")),
+    ck_assert_int_eq(bosch_selection_export_hf(s, scratch_path("src.json"), scratch_path("hf.json")),
                      BOSCH_OK);
-    json_object *c = read_json(tmp_path("hf.json"));
+    json_object *c = read_json(scratch_path("hf.json"));
     /* Every member kept, in its place; layer_types added at the end. */
     size_t i = 0;
     json_object_object_foreach(c, key, val) {
@@ -454,25 +416,25 @@ START_TEST(hf_config)
     ck_assert(json_object_object_get_ex(c, "quantization", &v));
     ck_assert_int_eq(jint(v, "bits"), 4);
     json_object_put(c);
-    char *text = read_text(tmp_path("hf.json"));
+    char *text = scratch_read_text(scratch_path("hf.json"));
     ck_assert_ptr_nonnull(strstr(text, "1e-06")); /* numbers keep their text */
     ck_assert_ptr_nonnull(strstr(text, "\"caf\xc3\xa9 / x\""));
     free(text);
 
     /* All full: max_window_layers = layers; all SWA: 0. In place. */
-    write_text(tmp_path("inplace.json"), source_config);
+    scratch_write_text(scratch_path("inplace.json"), source_config);
     bosch_selection *full = make(4, 2, 4, "00000000");
-    ck_assert_int_eq(bosch_selection_export_hf(full, tmp_path("inplace.json"),
-                                               tmp_path("inplace.json")),
+    ck_assert_int_eq(bosch_selection_export_hf(full, scratch_path("inplace.json"),
+                                               scratch_path("inplace.json")),
                      BOSCH_OK);
-    c = read_json(tmp_path("inplace.json"));
+    c = read_json(scratch_path("inplace.json"));
     ck_assert_int_eq(jint(c, "max_window_layers"), 4);
     json_object_put(c);
     bosch_selection *all = make(4, 2, 4, "11111111");
-    ck_assert_int_eq(bosch_selection_export_hf(all, tmp_path("inplace.json"),
-                                               tmp_path("inplace.json")),
+    ck_assert_int_eq(bosch_selection_export_hf(all, scratch_path("inplace.json"),
+                                               scratch_path("inplace.json")),
                      BOSCH_OK);
-    c = read_json(tmp_path("inplace.json"));
+    c = read_json(scratch_path("inplace.json"));
     ck_assert_int_eq(jint(c, "max_window_layers"), 0);
     ck_assert(json_object_object_get_ex(c, "layer_types", &v));
     ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(v, 0)), "sliding_attention");
@@ -485,16 +447,16 @@ END_TEST
 
 START_TEST(hf_projection_exported)
 {
-    write_text(tmp_path("src2.json"), source_config);
+    scratch_write_text(scratch_path("src2.json"), source_config);
     bosch_selection *s = make(4, 2, 4, "10110001");
-    ck_assert_int_eq(bosch_selection_export_hf(s, tmp_path("src2.json"), tmp_path("hf2.json")),
+    ck_assert_int_eq(bosch_selection_export_hf(s, scratch_path("src2.json"), scratch_path("hf2.json")),
                      BOSCH_E_INVALID);
     ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "head-level"));
-    ck_assert_int_eq(access(tmp_path("hf2.json"), F_OK), -1);
+    ck_assert_int_eq(access(scratch_path("hf2.json"), F_OK), -1);
     bosch_selection *p = bosch_selection_project_layers(s);
-    ck_assert_int_eq(bosch_selection_export_hf(p, tmp_path("src2.json"), tmp_path("hf2.json")),
+    ck_assert_int_eq(bosch_selection_export_hf(p, scratch_path("src2.json"), scratch_path("hf2.json")),
                      BOSCH_OK);
-    json_object *c = read_json(tmp_path("hf2.json")), *v;
+    json_object *c = read_json(scratch_path("hf2.json")), *v;
     ck_assert(json_object_object_get_ex(c, "layer_types", &v));
     const char *want[4] = {"full_attention", "sliding_attention", "full_attention",
                            "sliding_attention"};
@@ -527,34 +489,35 @@ static const struct {
 START_TEST(hf_bad_source)
 {
     bosch_selection *s = make(4, 2, 4, "00110011");
-    const char *src = tmp_path("bad-src.json");
-    write_text(src, bad_sources[_i].text);
-    ck_assert_int_eq(bosch_selection_export_hf(s, src, tmp_path("bad-out.json")),
+    const char *src = scratch_path("bad-src.json");
+    scratch_write_text(src, bad_sources[_i].text);
+    ck_assert_int_eq(bosch_selection_export_hf(s, src, scratch_path("bad-out.json")),
                      bad_sources[_i].code);
     ck_assert_msg(strstr(bosch_selection_last_error(s), bad_sources[_i].why) != NULL,
                   "error '%s' lacks '%s'", bosch_selection_last_error(s), bad_sources[_i].why);
-    ck_assert_int_eq(access(tmp_path("bad-out.json"), F_OK), -1);
+    ck_assert_int_eq(access(scratch_path("bad-out.json"), F_OK), -1);
     bosch_selection_free(s);
 }
 END_TEST
 
 START_TEST(hf_errors)
 {
-    write_text(tmp_path("src3.json"), source_config);
-    const char *src = tmp_path("src3.json");
+    scratch_write_text(scratch_path("src3.json"), source_config);
+    const char *src = scratch_path("src3.json");
     bosch_selection *s = make(4, 2, 4, "00110011");
-    ck_assert_int_eq(bosch_selection_export_hf(NULL, src, tmp_path("o.json")), BOSCH_E_INVALID);
-    ck_assert_int_eq(bosch_selection_export_hf(s, NULL, tmp_path("o.json")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_hf(NULL, src, scratch_path("o.json")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_hf(s, NULL, scratch_path("o.json")), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_selection_export_hf(s, src, NULL), BOSCH_E_INVALID);
     /* Unreadable source. */
-    ck_assert_int_eq(bosch_selection_export_hf(s, tmp_path("missing.json"), tmp_path("o.json")),
+    ck_assert_int_eq(bosch_selection_export_hf(s, scratch_path("missing.json"), scratch_path("o.json")),
                      BOSCH_E_IO);
     ck_assert_int_eq(errno, ENOENT);
     ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "missing.json"));
-    ck_assert_int_eq(bosch_selection_export_hf(s, tmpdir, tmp_path("o.json")), BOSCH_E_IO);
+    ck_assert_int_eq(bosch_selection_export_hf(s, scratch_dir(), scratch_path("o.json")),
+                     BOSCH_E_IO);
     /* Output that cannot be written, or replaced: no temporary left. */
-    ck_assert_int_eq(bosch_selection_export_hf(s, src, tmp_path("no/dir/o.json")), BOSCH_E_IO);
-    const char *dir = tmp_path("hf-blocked");
+    ck_assert_int_eq(bosch_selection_export_hf(s, src, scratch_path("no/dir/o.json")), BOSCH_E_IO);
+    const char *dir = scratch_path("hf-blocked");
     ck_assert_int_eq(mkdir(dir, 0777), 0);
     char target[400];
     snprintf(target, sizeof target, "%s/config.json", dir);
@@ -564,11 +527,11 @@ START_TEST(hf_errors)
     ck_assert_int_eq(rmdir(target), 0);
     /* No KV record; window 0. */
     bosch_selection *bare = bosch_selection_create(4, 2, 4);
-    ck_assert_int_eq(bosch_selection_export_hf(bare, src, tmp_path("o.json")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_hf(bare, src, scratch_path("o.json")), BOSCH_E_INVALID);
     ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(bare), "kv_saving"));
     ck_assert_int_eq(bosch_selection_set_kv_saving(bare, 1024, 0, 0), BOSCH_OK);
-    ck_assert_int_eq(bosch_selection_export_hf(bare, src, tmp_path("o.json")), BOSCH_E_INVALID);
-    ck_assert_int_eq(access(tmp_path("o.json"), F_OK), -1);
+    ck_assert_int_eq(bosch_selection_export_hf(bare, src, scratch_path("o.json")), BOSCH_E_INVALID);
+    ck_assert_int_eq(access(scratch_path("o.json"), F_OK), -1);
     bosch_selection_free(bare);
     bosch_selection_free(s);
 }
@@ -622,6 +585,6 @@ static void remove_tree(const char *dir)
 int main(void)
 {
     int rc = run_suite(export_suite());
-    remove_tree(tmpdir);
+    remove_tree(scratch_dir());
     return rc;
 }

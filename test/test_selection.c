@@ -8,57 +8,17 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "support/scratch.h"
 #include "support/support.h"
 
 /* ------------------------------------------------------------------------ */
 /* Files                                                                     */
 /* ------------------------------------------------------------------------ */
-static char tmpdir[] = "/tmp/bosch-selection-XXXXXX";
-
-/* Once for every test case; main() removes the directory. */
 static void setup(void)
 {
-    static int made;
-    if (!made++)
-        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    scratch_setup("bosch-selection");
 }
 
-static const char *tmp_path(const char *name)
-{
-    static char buf[4][320];
-    static int next;
-    char *p = buf[next++ % 4];
-    snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name);
-    return p;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    ck_assert_int_eq(fclose(f), 0);
-}
-
-/* The whole file, malloc'ed and NUL-terminated. */
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int c;
-    while ((c = fgetc(f)) != EOF) {
-        if (n + 2 > cap)
-            ck_assert_ptr_nonnull(buf = realloc(buf, cap = cap ? 2 * cap : 4096));
-        buf[n++] = (char)c;
-    }
-    fclose(f);
-    if (!buf)
-        ck_assert_ptr_nonnull(buf = malloc(1));
-    buf[n] = '\0';
-    return buf;
-}
 
 static size_t count_lines(const char *text)
 {
@@ -255,9 +215,9 @@ START_TEST(null_arguments)
     ck_assert_int_eq(bosch_selection_set_evaluations(NULL, NULL, 1, 0), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_selection_evaluations(NULL, -1, &c), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_selection_replayed(NULL, &c), BOSCH_E_INVALID);
-    ck_assert_int_eq(bosch_selection_write_json(NULL, tmp_path("n.json")), BOSCH_E_INVALID);
-    ck_assert_int_eq(bosch_selection_write_tsv(NULL, tmp_path("n.tsv")), BOSCH_E_INVALID);
-    ck_assert_int_eq(bosch_selection_write_svg(NULL, tmp_path("n.svg")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_write_json(NULL, scratch_path("n.json")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_write_tsv(NULL, scratch_path("n.tsv")), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_write_svg(NULL, scratch_path("n.svg")), BOSCH_E_INVALID);
 
     /* NULL outputs and paths on a valid handle */
     bosch_selection *s = bosch_selection_create(4, 2, 1);
@@ -424,9 +384,9 @@ END_TEST
 START_TEST(json_exact_bytes)
 {
     bosch_selection *s = sample();
-    const char *p = tmp_path("exact.json");
+    const char *p = scratch_path("exact.json");
     ck_assert_int_eq(bosch_selection_write_json(s, p), BOSCH_OK);
-    char *text = read_text(p);
+    char *text = scratch_read_text(p);
     ck_assert_str_eq(text, sample_json);
     free(text);
     bosch_selection_free(s);
@@ -469,7 +429,7 @@ START_TEST(json_round_trip)
     bosch_selection *s = sample();
     double imp[4] = {0.5, NAN, -1.25, 3.0};
     ck_assert_int_eq(bosch_selection_set_importance(s, imp, 4), BOSCH_OK);
-    const char *p1 = tmp_path("rt1.json"), *p2 = tmp_path("rt2.json");
+    const char *p1 = scratch_path("rt1.json"), *p2 = scratch_path("rt2.json");
     ck_assert_int_eq(bosch_selection_write_json(s, p1), BOSCH_OK);
     bosch_selection *r = bosch_selection_read_json(p1);
     ck_assert_msg(r != NULL, "%s", bosch_create_error());
@@ -492,7 +452,7 @@ START_TEST(json_round_trip)
     ck_assert_int_eq(b, 1);
     /* written again: the same bytes */
     ck_assert_int_eq(bosch_selection_write_json(r, p2), BOSCH_OK);
-    char *t1 = read_text(p1), *t2 = read_text(p2);
+    char *t1 = scratch_read_text(p1), *t2 = scratch_read_text(p2);
     ck_assert_str_eq(t1, t2);
     free(t1);
     free(t2);
@@ -504,8 +464,8 @@ END_TEST
 /* The smallest file read back: only the required members. */
 START_TEST(json_minimal)
 {
-    const char *p = tmp_path("min.json");
-    write_text(p, "{\"format\":\"bosch-mask\",\"model\":{\"layers\":2,\"kv_groups\":1,"
+    const char *p = scratch_path("min.json");
+    scratch_write_text(p, "{\"format\":\"bosch-mask\",\"model\":{\"layers\":2,\"kv_groups\":1,"
                   "\"heads_per_group\":3},\"unit_mask\":\"10\"}");
     bosch_selection *s = bosch_selection_read_json(p);
     ck_assert_msg(s != NULL, "%s", bosch_create_error());
@@ -518,7 +478,7 @@ START_TEST(json_minimal)
     ck_assert_int_eq(bosch_selection_evaluations(s, -1, &c), BOSCH_E_NOT_FOUND);
     /* written: only the members it has, and the derived ones */
     ck_assert_int_eq(bosch_selection_write_json(s, p), BOSCH_OK);
-    char *t = read_text(p);
+    char *t = scratch_read_text(p);
     ck_assert_ptr_nonnull(strstr(t, "\"head_mask\""));
     ck_assert_ptr_null(strstr(t, "\"method\""));
     ck_assert_ptr_null(strstr(t, "\"score\""));
@@ -617,12 +577,12 @@ static const struct {
 
 START_TEST(json_malformed)
 {
-    const char *p = tmp_path("bad.json");
+    const char *p = scratch_path("bad.json");
     char want[512];
     size_t i = (size_t)_i;
     unlink(p);
     if (malformed[i].json)
-        write_text(p, malformed[i].json);
+        scratch_write_text(p, malformed[i].json);
     bosch_selection *s = bosch_selection_read_json(p);
     ck_assert_msg(s == NULL, "case %zu accepted", i);
     ck_assert_msg(bosch_create_status() == malformed[i].code, "case %zu: %s", i,
@@ -638,10 +598,10 @@ END_TEST
 /* A directory is no JSON file; a path that cannot be written is BOSCH_E_IO. */
 START_TEST(json_io_errors)
 {
-    ck_assert_ptr_null(bosch_selection_read_json(tmpdir));
+    ck_assert_ptr_null(bosch_selection_read_json(scratch_dir()));
     ck_assert_int_eq(bosch_create_status(), BOSCH_E_CORRUPT);
     bosch_selection *s = sample();
-    const char *p = tmp_path("no-such-dir/x.json");
+    const char *p = scratch_path("no-such-dir/x.json");
     errno = 0;
     ck_assert_int_eq(bosch_selection_write_json(s, p), BOSCH_E_IO);
     ck_assert_int_eq(errno, ENOENT);
@@ -666,9 +626,9 @@ START_TEST(tsv_per_kv_head)
     bosch_selection *s = bosch_selection_create(4, 2, 4);
     const uint8_t mask[8] = {1, 0, 0, 0, 1, 1, 0, 1};
     ck_assert_int_eq(bosch_selection_set_mask(s, mask, 8), BOSCH_OK);
-    const char *p = tmp_path("m.tsv");
+    const char *p = scratch_path("m.tsv");
     ck_assert_int_eq(bosch_selection_write_tsv(s, p), BOSCH_OK);
-    char *t = read_text(p);
+    char *t = scratch_read_text(p);
     ck_assert_str_eq(t, "0\t1\n1\t1\n0\t0\n1\t0\n"); /* 1 = full, 0 = SWA */
     ck_assert_uint_eq(count_lines(t), 4);
     free(t);
@@ -676,7 +636,7 @@ START_TEST(tsv_per_kv_head)
     /* MHA, one KV group: one column */
     s = bosch_selection_create(3, 1, 1);
     ck_assert_int_eq(bosch_selection_write_tsv(s, p), BOSCH_OK);
-    t = read_text(p);
+    t = scratch_read_text(p);
     ck_assert_str_eq(t, "1\n1\n1\n");
     free(t);
     bosch_selection_free(s);
@@ -688,9 +648,9 @@ START_TEST(svg_heatmap)
     bosch_selection *s = bosch_selection_create(2, 3, 1);
     const uint8_t mask[6] = {1, 0, 0, 0, 0, 1};
     bosch_selection_set_mask(s, mask, 6);
-    const char *p = tmp_path("m.svg");
+    const char *p = scratch_path("m.svg");
     ck_assert_int_eq(bosch_selection_write_svg(s, p), BOSCH_OK);
-    char *t = read_text(p);
+    char *t = scratch_read_text(p);
     int w = 0, h = 0, vw = -1, vh = -1;
     const char *root = strstr(t, "<svg ");
     ck_assert_ptr_nonnull(root);
@@ -727,7 +687,7 @@ START_TEST(svg_heatmap)
     bosch_selection_set_importance(s, imp, 6);
     ck_assert_int_eq(bosch_selection_set_evaluations(s, NULL, 42, 2), BOSCH_OK);
     ck_assert_int_eq(bosch_selection_write_svg(s, p), BOSCH_OK);
-    t = read_text(p);
+    t = scratch_read_text(p);
     ck_assert_ptr_nonnull(strstr(t, ">a&lt;b&amp;&quot;c&quot;: SWA ratio 0.333 (target 0.250)<"));
     ck_assert_ptr_nonnull(strstr(t, "<title>/m/x&amp;y/&lt;Model&gt;?\?/</title>"));
     ck_assert_ptr_nonnull(strstr(t, ">model: &lt;Model&gt;?\?</text>"));
@@ -813,11 +773,11 @@ START_TEST(history_same_format)
         history_entry(r, i, masks + i * 8, &scores[i], &st);
         stages[i] = bosch_stage_name(st);
     }
-    const char *pa = tmp_path("a.jsonl"), *pb = tmp_path("b.jsonl");
+    const char *pa = scratch_path("a.jsonl"), *pb = scratch_path("b.jsonl");
     ck_assert_int_eq(bosch_result_write_history(r, pa), BOSCH_OK);
     ck_assert_int_eq(bosch_history_write(pb, 8, n, masks, scores, stages, bosch_result_anchor(r, 0),
                                          bosch_result_anchor(r, 1)), BOSCH_OK);
-    char *ta = read_text(pa), *tb_ = read_text(pb);
+    char *ta = scratch_read_text(pa), *tb_ = scratch_read_text(pb);
     ck_assert_uint_eq(count_lines(ta), n);
     ck_assert_uint_eq(count_lines(tb_), n);
     char *la = ta, *lb = tb_;
@@ -846,9 +806,9 @@ START_TEST(history_write)
     const uint8_t masks[6] = {0, 0, 0, 1, 1, 1};
     const double scores[2] = {1.0, 0.25};
     const char *stages[2] = {"anchors", "baseline"};
-    const char *p = tmp_path("h.jsonl");
+    const char *p = scratch_path("h.jsonl");
     ck_assert_int_eq(bosch_history_write(p, 3, 2, masks, scores, stages, 1.0, 0.0), BOSCH_OK);
-    char *t = read_text(p);
+    char *t = scratch_read_text(p);
     ck_assert_str_eq(t,
         "{\"eval\":0,\"stage\":\"anchors\",\"score\":1.0,\"normalized\":1.0,\"swa_units\":0,"
         "\"wall_s\":null,\"mask\":\"000\"}\n"
@@ -857,13 +817,13 @@ START_TEST(history_write)
     free(t);
     /* anchors that cannot normalise: null */
     ck_assert_int_eq(bosch_history_write(p, 3, 1, masks, scores, stages, 0.0, 0.5), BOSCH_OK);
-    t = read_text(p);
+    t = scratch_read_text(p);
     ck_assert_ptr_nonnull(strstr(t, "\"normalized\":null"));
     free(t);
     ck_assert_int_eq(bosch_history_write(p, 3, 1, masks, scores, stages, NAN, NAN), BOSCH_OK);
     /* no records: an empty file */
     ck_assert_int_eq(bosch_history_write(p, 3, 0, NULL, NULL, NULL, NAN, NAN), BOSCH_OK);
-    t = read_text(p);
+    t = scratch_read_text(p);
     ck_assert_str_eq(t, "");
     free(t);
     const char *nul[1] = {NULL};
@@ -873,7 +833,7 @@ START_TEST(history_write)
     ck_assert_int_eq(bosch_history_write(p, 3, 1, masks, NULL, stages, 1, 0), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_history_write(p, 3, 1, masks, scores, NULL, 1, 0), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_history_write(p, 3, 1, masks, scores, nul, 1, 0), BOSCH_E_INVALID);
-    ck_assert_int_eq(bosch_history_write(tmp_path("no-such-dir/h"), 3, 1, masks, scores, stages, 1, 0),
+    ck_assert_int_eq(bosch_history_write(scratch_path("no-such-dir/h"), 3, 1, masks, scores, stages, 1, 0),
                      BOSCH_E_IO);
 }
 END_TEST
@@ -909,15 +869,15 @@ static Suite *selection_suite(void)
 /* Removes the files of the tests (and the directory). */
 static void remove_tmpdir(void)
 {
-    DIR *d = opendir(tmpdir);
+    DIR *d = opendir(scratch_dir());
     if (!d)
         return;
     struct dirent *e;
     while ((e = readdir(d)))
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            unlink(tmp_path(e->d_name));
+            unlink(scratch_path(e->d_name));
     closedir(d);
-    rmdir(tmpdir);
+    rmdir(scratch_dir());
 }
 
 int main(void)
