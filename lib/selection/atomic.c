@@ -22,14 +22,6 @@ char *sel_join(const char *dir, const char *name)
     return p;
 }
 
-static int io_fail(const bosch_selection *s, int err, const char *fn, const char *what,
-                   const char *path)
-{
-    sel_fail(s, BOSCH_E_IO, "%s: cannot %s %s: %s", fn, what, path, strerror(err));
-    errno = err;
-    return BOSCH_E_IO;
-}
-
 int sel_tmp_open(const bosch_selection *s, struct sel_tmp *t, const char *path, const char *fn)
 {
     memset(t, 0, sizeof *t);
@@ -51,14 +43,14 @@ int sel_tmp_open(const bosch_selection *s, struct sel_tmp *t, const char *path, 
         free(t->tmp);
         t->tmp = NULL;
         sel_tmp_discard(t);
-        return io_fail(s, err, fn, "write", path);
+        return sel_io_fail(s, err, fn, "write", path);
     }
     /* mkstemp makes the file 0600; model files are meant to be read by others. */
     if (fchmod(fd, 0644) != 0 || !(t->f = fdopen(fd, "w"))) {
         int err = errno;
         close(fd);
         sel_tmp_discard(t);
-        return io_fail(s, err, fn, "write", path);
+        return sel_io_fail(s, err, fn, "write", path);
     }
     return BOSCH_OK;
 }
@@ -78,7 +70,7 @@ int sel_tmp_close(const bosch_selection *s, struct sel_tmp *t, const char *fn)
     char *path = t->path;
     t->path = NULL;
     sel_tmp_discard(t);
-    io_fail(s, err, fn, "write", path);
+    sel_io_fail(s, err, fn, "write", path);
     free(path);
     errno = err;
     return BOSCH_E_IO;
@@ -91,7 +83,7 @@ int sel_tmp_commit(const bosch_selection *s, struct sel_tmp *t, const char *fn)
         char *path = t->path;
         t->path = NULL;
         sel_tmp_discard(t);
-        io_fail(s, err, fn, "replace", path);
+        sel_io_fail(s, err, fn, "replace", path);
         free(path);
         errno = err;
         return BOSCH_E_IO;
@@ -119,13 +111,13 @@ int sel_ensure_dir(const bosch_selection *s, const char *dir, const char *fn)
     struct stat st;
     if (stat(dir, &st) != 0) {
         if (errno != ENOENT)
-            return io_fail(s, errno, fn, "use directory", dir);
+            return sel_io_fail(s, errno, fn, "use directory", dir);
         if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            return io_fail(s, errno, fn, "make directory", dir);
+            return sel_io_fail(s, errno, fn, "make directory", dir);
         if (stat(dir, &st) != 0)
-            return io_fail(s, errno, fn, "use directory", dir);
+            return sel_io_fail(s, errno, fn, "use directory", dir);
     }
     if (!S_ISDIR(st.st_mode))
-        return io_fail(s, ENOTDIR, fn, "use directory", dir);
+        return sel_io_fail(s, ENOTDIR, fn, "use directory", dir);
     return BOSCH_OK;
 }

@@ -24,12 +24,8 @@
 static int read_file(const bosch_selection *s, const char *path, char **out, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        int err = errno;
-        sel_fail(s, BOSCH_E_IO, FN ": cannot read %s: %s", path, strerror(err));
-        errno = err;
-        return BOSCH_E_IO;
-    }
+    if (!f)
+        return sel_io_fail(s, errno, FN, "read", path);
     size_t cap = 1 << 14, n = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -55,9 +51,7 @@ static int read_file(const bosch_selection *s, const char *path, char **out, siz
         if (big)
             return sel_fail(s, BOSCH_E_CORRUPT, FN ": %s: larger than %zu bytes (not a config.json)",
                             path, MAX_CONFIG_BYTES);
-        sel_fail(s, BOSCH_E_IO, FN ": cannot read %s: %s", path, strerror(err));
-        errno = err;
-        return BOSCH_E_IO;
+        return sel_io_fail(s, err, FN, "read", path);
     }
     buf[n] = '\0';
     *out = buf;

@@ -12,11 +12,8 @@ FILE *sel_open_out(const bosch_selection *s, const char *path, const char *fn)
         return NULL;
     }
     FILE *f = fopen(path, "w");
-    if (!f) {
-        int err = errno;
-        sel_fail(s, BOSCH_E_IO, "%s: cannot write %s: %s", fn, path, strerror(err));
-        errno = err;
-    }
+    if (!f)
+        sel_io_fail(s, errno, fn, "write", path);
     return f;
 }
 
@@ -30,7 +27,5 @@ int sel_close_out(const bosch_selection *s, FILE *f, const char *path, const cha
     }
     if (!failed)
         return BOSCH_OK;
-    sel_fail(s, BOSCH_E_IO, "%s: cannot write %s: %s", fn, path, strerror(err));
-    errno = err;
-    return BOSCH_E_IO;
+    return sel_io_fail(s, err, fn, "write", path);
 }

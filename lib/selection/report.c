@@ -1,5 +1,6 @@
 /* The result file's error messages and text fields: what every part of
  * lib/selection uses (no call cycle between its files). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,14 @@ int sel_fail(const bosch_selection *s, int code, const char *fmt, ...)
     vsnprintf(s->error, SEL_ERROR_LEN, fmt, ap);
     va_end(ap);
     return code;
+}
+
+int sel_io_fail(const bosch_selection *s, int err, const char *fn, const char *what,
+                const char *path)
+{
+    sel_fail(s, BOSCH_E_IO, "%s: cannot %s %s: %s", fn, what, path, strerror(err));
+    errno = err;
+    return BOSCH_E_IO;
 }
 
 int sel_set_text(char **dst, const char *value)

@@ -45,6 +45,11 @@ struct bosch_selection {
 int sel_fail(const bosch_selection *s, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* "FN: cannot WHAT PATH: strerror(err)" as BOSCH_E_IO, with errno set to
+ * err (report.c); returns BOSCH_E_IO. */
+int sel_io_fail(const bosch_selection *s, int err, const char *fn, const char *what,
+                const char *path);
+
 /* Copies a string into *dst (NULL unsets); BOSCH_OK or BOSCH_E_NOMEM. */
 int sel_set_text(char **dst, const char *value);
 

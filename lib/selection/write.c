@@ -173,12 +173,7 @@ int bosch_selection_write_json(const bosch_selection *s, const char *path)
     int rc = json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     int err = errno;
     json_object_put(root);
-    if (rc) {
-        sel_fail(s, BOSCH_E_IO, "%s: cannot write %s: %s", fn, path, strerror(err));
-        errno = err;
-        return BOSCH_E_IO;
-    }
-    return BOSCH_OK;
+    return rc ? sel_io_fail(s, err, fn, "write", path) : BOSCH_OK;
 }
 
 void sel_put_tsv(FILE *f, const bosch_selection *s)
