@@ -7,7 +7,7 @@
  * run is seeded, so the same flags print the same tables on any machine and
  * with any --threads value (only the run time at the end differs).
  *
- *   bench_peers [--quick] [--seeds K] [--threads T] [--noise SD]
+ *   bench_peers [--quick] [--seeds K] [--seed-base S] [--threads T] [--noise SD]
  *               [--families circuits,qubo,...] [--budgets 500,1500] [--tune]
  *               [--bosch-option NAME=VALUE ...]  (extra options of the default, e.g.
  *                                                 raw_scores=1; printed in the header)
@@ -55,6 +55,7 @@ static unsigned evo_lambda = 8;
 
 static struct {
     unsigned seeds, threads, nshapes, quick, tune;
+    uint64_t seed_base; /* --seed-base: first landscape seed (default 1; --tune 1001) */
     int fam[BOSCH_TESTBED_FAMILY_LAST_];
     unsigned nfam;
     uint64_t budgets[8];
@@ -460,7 +461,7 @@ static void *worker(void *arg)
             return NULL;
         size_t k = j % cfg.seeds, r = (j / cfg.seeds) % N_RHOS,
                s = (j / cfg.seeds / N_RHOS) % cfg.nshapes, f = j / cfg.seeds / N_RHOS / cfg.nshapes;
-        run_instance(f, s, r, (cfg.tune ? 1001 : 1) + (uint64_t)k, &insts[j]);
+        run_instance(f, s, r, cfg.seed_base + (uint64_t)k, &insts[j]);
         pthread_mutex_lock(&lock);
         done_jobs++;
         if (!cfg.tune)
@@ -540,9 +541,10 @@ static void print_header(void)
     printf("; shapes");
     for (unsigned s = 0; s < cfg.nshapes; s++)
         printf(" %s", shapes[s].name);
-    printf("; rho 0.5, 0.75, 0.875 (exact SWA count round(rho*units)); landscape seeds 1..%u; "
+    printf("; rho 0.5, 0.75, 0.875 (exact SWA count round(rho*units)); landscape seeds %llu..%llu; "
            "noise sd %g; budgets",
-           cfg.seeds, cfg.noise);
+           (unsigned long long)cfg.seed_base,
+           (unsigned long long)(cfg.seed_base + cfg.seeds - 1), cfg.noise);
     for (unsigned b = 0; b < cfg.nbud; b++)
         printf(" %llu", (unsigned long long)cfg.budgets[b]);
     printf(" evaluations.\n");
@@ -775,13 +777,15 @@ int main(int argc, char **argv)
     cfg.budgets[0] = 500, cfg.budgets[1] = 1500;
     for (int f = 1; f < BOSCH_TESTBED_FAMILY_LAST_; f++)
         cfg.fam[cfg.nfam++] = f;
-    int seeds_set = 0, budgets_set = 0;
+    int seeds_set = 0, budgets_set = 0, base_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quick"))
             cfg.quick = 1;
         else if (!strcmp(a, "--tune"))
             cfg.tune = 1;
+        else if (!strcmp(a, "--seed-base") && v)
+            cfg.seed_base = strtoull(v, NULL, 10), base_set = 1, i++;
         else if (!strcmp(a, "--seeds") && v)
             cfg.seeds = (unsigned)atoi(v), seeds_set = 1, i++;
         else if (!strcmp(a, "--threads") && v)
@@ -819,6 +823,8 @@ int main(int argc, char **argv)
         if (!seeds_set)
             cfg.seeds = 3;
     }
+    if (!base_set)
+        cfg.seed_base = cfg.tune ? 1001 : 1;
     if (!cfg.seeds || !cfg.threads || cfg.threads > 64 || !(cfg.noise >= 0.0))
         goto usage;
     for (unsigned b = 0; b < cfg.nbud; b++)
@@ -840,7 +846,7 @@ int main(int argc, char **argv)
             cfg.threads, bugs ? ", BUGS SEEN (see above)" : "");
     return bugs ? 1 : 0;
 usage:
-    fprintf(stderr, "usage: bench_peers [--quick] [--tune] [--seeds K] [--threads T] [--noise SD] "
+    fprintf(stderr, "usage: bench_peers [--quick] [--tune] [--seeds K] [--seed-base S] [--threads T] [--noise SD] "
                     "[--families circuits,qubo,nk2,nk4,coverage,layer-concave] "
                     "[--budgets 500,1500] [--bosch-option NAME=VALUE ...]\n");
     return 2;

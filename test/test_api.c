@@ -567,8 +567,8 @@ START_TEST(option_defaults)
     ck_assert_str_eq(buf, "auto");
     get_opt_str(opt, "group_strategy", buf, sizeof buf);
     ck_assert_str_eq(buf, "auto");
-    ck_assert_double_eq_tol(get_opt_double(opt, "probe_fraction"), 0.5, 1e-12);
-    ck_assert_double_eq_tol(get_opt_double(opt, "polish_fraction"), 0.5, 1e-12);
+    ck_assert_double_eq_tol(get_opt_double(opt, "probe_fraction"), 0.2, 1e-12);
+    ck_assert_double_eq_tol(get_opt_double(opt, "polish_fraction"), 0.8, 1e-12);
     ck_assert_double_eq_tol(get_opt_double(opt, "time_limit"), 0.0, 1e-12);
     ck_assert_double_eq_tol(get_opt_double(opt, "alpha"), 1.0, 1e-12);
     ck_assert_double_eq_tol(get_opt_double(opt, "ratio_spread"), 0.5, 1e-12);

@@ -9,8 +9,8 @@
 
 #include "support/support.h"
 
-static const char *const expected_builtins[] = {"auto", "exhaustive", "random", "swap", "ea",
-                                                "mads"};
+static const char *const expected_builtins[] = {"auto", "exhaustive", "random", "swap", "ea", "mads",
+                                                "model"};
 #define N_EXPECTED (sizeof expected_builtins / sizeof expected_builtins[0])
 
 /* ------------------------------------------------------------------------ */

@@ -80,12 +80,12 @@ BOSCH_API int bosch_set_seed(bosch_optimizer *opt, uint64_t seed);
 BOSCH_API int bosch_set_budget(bosch_optimizer *opt, uint64_t evaluations);
 /* Evaluations for stage 1 or stage 3 (BOSCH_STAGE_PROBE / BOSCH_STAGE_GROUP);
  * 0 (default) = derived from the total: the probe gets `probe_fraction`
- * (default 0.5) of what is left after the anchors and stage 2's (at most 3)
+ * (default 0.2) of what is left after the anchors and stage 2's (at most 3)
  * start masks, the grouped search the rest. Budget a stage does not use (a small
  * subproblem enumerated completely) rolls over to the next subproblems. */
 BOSCH_API int bosch_set_stage_budget(bosch_optimizer *opt, int stage, uint64_t evaluations);
 BOSCH_API int bosch_set_probe_fraction(bosch_optimizer *opt, double fraction);
-/* Share of stage 3's budget (default 0.5, in [0, 1]; 0 = the paper's stage 3
+/* Share of stage 3's budget (default 0.8, in [0, 1]; 0 = the paper's stage 3
  * only) spent last on a "polish": one subproblem over all free units whose
  * swaps may cross layers (so per-layer ratios can still change), within the
  * layer bounds, starting from the committed mask. Its evaluations count as

@@ -60,7 +60,7 @@ BOSCH_API BOSCH_DEPRECATED("bosch_strategy_create") bosch_strategy *bosch_strate
     bosch_strategy_observe_fn observe, bosch_strategy_destroy_fn destroy, void *user);
 /* A built-in strategy by name, NULL if unknown:
  *   "auto"       exhaustive when the subproblem's feasible set fits its
- *                budget, else the default below (the default strategy)
+ *                budget, else "model" (the default strategy)
  *   "exhaustive" every feasible candidate once: per block the k-subsets of
  *                its variables in lexicographic order of their sorted
  *                positions ({0,1} first), the last block varying fastest
@@ -72,7 +72,13 @@ BOSCH_API BOSCH_DEPRECATED("bosch_strategy_create") bosch_strategy *bosch_strate
  *   "ea"         (1+lambda) evolutionary algorithm with swap mutation
  *   "mads"       MADS-style poll on {0,1}: random flip directions of a mesh
  *                size that doubles on success and halves on failure, repaired
- *                to feasibility; ends when the mesh collapses */
+ *                to feasibility; ends when the mesh collapses
+ *   "model"      surrogate-screened annealing (the default): a linear model
+ *                of the objective, fitted by recursive least squares on
+ *                every point evaluated in the subproblem (its history
+ *                included), scores many random swap moves and the best
+ *                unseen one is evaluated; Metropolis acceptance on the
+ *                measured values under a falling temperature */
 BOSCH_API bosch_strategy *bosch_strategy_builtin(const char *name);
 BOSCH_API size_t bosch_strategy_builtin_count(void);
 BOSCH_API const char *bosch_strategy_builtin_name(size_t i); /* NULL past the end */
@@ -97,6 +103,16 @@ BOSCH_API uint64_t bosch_subproblem_budget_left(const bosch_subproblem *sp);
 BOSCH_API int bosch_subproblem_incumbent(const bosch_subproblem *sp, uint8_t *x, double *value);
 /* 1 and *value when x (feasible) has already been evaluated, else 0. */
 BOSCH_API int bosch_subproblem_lookup(const bosch_subproblem *sp, const uint8_t *x, double *value);
+/* The points already evaluated that lie in this subproblem (block counts
+ * met, every unit outside its variables as in the subproblem's base), in
+ * evaluation order, its own evaluations included: what a strategy can
+ * warm-start from, e.g. earlier stages' evaluations in stage 3's polish.
+ * The count grows as the subproblem evaluates; bosch_subproblem_history
+ * writes point i (x: bosch_subproblem_vars bytes; either pointer may be
+ * NULL) and returns BOSCH_E_NOT_FOUND past the end. */
+BOSCH_API size_t bosch_subproblem_history_count(const bosch_subproblem *sp);
+BOSCH_API int bosch_subproblem_history(const bosch_subproblem *sp, size_t i, uint8_t *x,
+                                       double *value);
 /* The subproblem's deterministic random stream (the only randomness a
  * strategy should use). */
 BOSCH_API uint64_t bosch_subproblem_random(const bosch_subproblem *sp);

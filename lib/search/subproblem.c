@@ -39,7 +39,8 @@ bosch_subproblem *subproblem_new(size_t n, size_t nblocks, const uint32_t *block
     sp->scratch = calloc(bitset_words(sp->units), sizeof *sp->scratch);
     sp->full = calloc(sp->units, 1);
     sp->rng = malloc(sizeof *sp->rng);
-    if (!sp->block_of || !sp->counts || !sp->block_start || !sp->block_vars || !sp->base ||
+    sp->hist = calloc(1, sizeof *sp->hist);
+    if (!sp->hist || !sp->block_of || !sp->counts || !sp->block_start || !sp->block_vars || !sp->base ||
         !sp->var_start || !sp->var_units || !sp->inc || !sp->scratch || !sp->full || !sp->rng) {
         bosch_subproblem_free(sp);
         return NULL;
@@ -119,6 +120,13 @@ void bosch_subproblem_free(bosch_subproblem *sp)
     free(sp->full);
     free(sp->rng);
     free(sp->repair_prio);
+    if (sp->hist) {
+        free(sp->hist->rec);
+        free(sp->hist->full);
+        free(sp->hist->x);
+        free(sp->hist->packed);
+        free(sp->hist);
+    }
     if (sp->own_store.slots)
         store_free(&sp->own_store);
     free(sp);

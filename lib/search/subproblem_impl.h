@@ -8,6 +8,14 @@
 #include "core/cache.h"
 #include "core/rng.h"
 
+/* The evaluated points lying in a subproblem (filled by history.c). */
+struct sp_history {
+    int64_t *rec;           /* their store records, in evaluation order */
+    size_t n, cap, scanned; /* scanned: store records looked at so far */
+    uint8_t *full, *x;      /* scratch */
+    uint64_t *packed;
+};
+
 /* Value of a stored record as the strategy sees it (higher is better). */
 typedef double (*record_value_fn)(const void *ctx, size_t record);
 
@@ -38,6 +46,7 @@ struct bosch_subproblem {
     eval_store own_store; /* standalone subproblems evaluate into this */
     uint64_t *scratch;     /* packed full mask (store words) */
     uint8_t *full;         /* unpacked full mask (units) */
+    struct sp_history *hist; /* evaluated points lying in the subproblem (history.c) */
 };
 
 /* Builds a subproblem over `n` variables. var_units: CSR mapping (NULL =

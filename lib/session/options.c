@@ -26,7 +26,7 @@ enum kind { K_UINT, K_DOUBLE, K_BOOL, K_CHOICE, K_STRATEGY, K_PATH };
        "probe_budget", "evaluations of stage 1 (0 = probe_fraction of what is left)")            \
     XX(GROUP_BUDGET, "group_budget", K_UINT, group_budget, "0", 0, 18446744073709551615.0,          \
        "group_budget", "evaluations of stage 3 (0 = all that is left)")                          \
-    XX(PROBE_FRACTION, "probe_fraction", K_DOUBLE, probe_fraction, "0.5", 0, 1,                    \
+    XX(PROBE_FRACTION, "probe_fraction", K_DOUBLE, probe_fraction, "0.2", 0, 1,                    \
        "probe_fraction (0..1)", "share of the budget for stage 1 when probe_budget is 0")        \
     XX(TIME_LIMIT, "time_limit", K_DOUBLE, time_limit, "0", 0, INFINITY,                           \
        "time_limit (finite seconds >= 0)", "wall-clock limit in seconds (0 = none)")             \
@@ -34,7 +34,7 @@ enum kind { K_UINT, K_DOUBLE, K_BOOL, K_CHOICE, K_STRATEGY, K_PATH };
        "penalty weight of the ratio deviation in the objective")                                 \
     XX(RATIO_SPREAD, "ratio_spread", K_DOUBLE, spread, "0.5", 0, 1, "ratio_spread (0..1)",         \
        "largest move of layer ratios away from the target in stage 2")                           \
-    XX(POLISH_FRACTION, "polish_fraction", K_DOUBLE, polish_fraction, "0.5", 0, 1,                 \
+    XX(POLISH_FRACTION, "polish_fraction", K_DOUBLE, polish_fraction, "0.8", 0, 1,                 \
        "polish_fraction (0..1)", "share of stage 3 searching all free units at once")            \
     XX(GROUP_CAP, "group_cap", K_UINT, group_cap, "48", 1, 4294967295.0, "group_cap (>= 1)",       \
        "most free units searched jointly in stage 3")                                            \

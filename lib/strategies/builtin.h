@@ -18,11 +18,11 @@ extern const size_t builtin_strategy_count;
 /* What "auto" uses when a subproblem is too large to enumerate (chosen from
  * bench/ results; see docs/strategies.md): named here so that auto.c needs
  * the strategy itself, not the registry (no call cycle). */
-#define DEFAULT_STRATEGY strategy_swap
+#define DEFAULT_STRATEGY strategy_model
 
 /* Defined in each strategy's file. */
 extern const struct builtin_strategy strategy_exhaustive, strategy_random, strategy_swap,
-    strategy_ea, strategy_mads, strategy_auto;
+    strategy_ea, strategy_mads, strategy_model, strategy_auto;
 
 /* ---- move helpers (moves.c) ---------------------------------------------- */
 /* A uniform random feasible point. */

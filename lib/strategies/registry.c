@@ -6,7 +6,7 @@
 
 const struct builtin_strategy *const builtin_strategies[] = {
     &strategy_auto, &strategy_exhaustive, &strategy_random,
-    &strategy_swap, &strategy_ea,         &strategy_mads,
+    &strategy_swap, &strategy_ea,         &strategy_mads, &strategy_model,
 };
 const size_t builtin_strategy_count = sizeof builtin_strategies / sizeof builtin_strategies[0];
 

@@ -350,6 +350,8 @@ _PROTOTYPES = {
     "bosch_subproblem_budget_left": (c_uint64, [H]),
     "bosch_subproblem_incumbent": (c_int, [H, c_void_p, c_double_p]),
     "bosch_subproblem_lookup": (c_int, [H, c_void_p, c_double_p]),
+    "bosch_subproblem_history_count": (c_size_t, [H]),
+    "bosch_subproblem_history": (c_int, [H, c_size_t, c_void_p, c_double_p]),
     "bosch_subproblem_random": (c_uint64, [H]),
     "bosch_subproblem_random_below": (c_uint64, [H, c_uint64]),
     "bosch_subproblem_repair": (c_int, [H, c_void_p, c_double_p]),

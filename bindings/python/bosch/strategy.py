@@ -105,6 +105,18 @@ class Subproblem:
         check_status(st)
         return val.value if st == 1 else None
 
+    def history(self) -> list[tuple[bytes, float]]:
+        """(x, value) of every point already evaluated in this subproblem, in
+        evaluation order (what a strategy can warm-start from)."""
+        n = self.n_vars
+        out = []
+        for i in range(lib.bosch_subproblem_history_count(self._h)):
+            buf = (ctypes.c_uint8 * max(n, 1))()
+            val = ctypes.c_double()
+            check_status(lib.bosch_subproblem_history(self._h, i, buf, ctypes.byref(val)))
+            out.append((bytes(buf)[:n], val.value))
+        return out
+
     def random(self) -> int:
         return lib.bosch_subproblem_random(self._h)
 

@@ -6,7 +6,7 @@ import pytest
 
 import bosch
 
-BUILTINS = ["auto", "exhaustive", "random", "swap", "ea", "mads"]
+BUILTINS = ["auto", "exhaustive", "random", "swap", "ea", "mads", "model"]
 
 W = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]
 BLOCK_OF = [v // 4 for v in range(12)]
@@ -80,6 +80,10 @@ class RandomSampler:
         best = sp.incumbent()
         assert best is not None and best[1] == max(values + [best[1]])
         self.observed.append((candidates, values))
+        # the history lists every point evaluated so far, this batch included
+        hist = sp.history()
+        assert {bytes(x) for x in candidates} <= {x for x, _ in hist}
+        assert all(sp.lookup(x) == v for x, v in hist)
 
     def close(self):
         self.closed = True
