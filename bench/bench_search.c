@@ -701,11 +701,11 @@ struct overhead {
     int status;
 };
 
-static struct overhead time_bosch(const char *strategy, double rho, bosch_batch_eval_fn fn,
-                                  void *user)
+static struct overhead time_bosch(uint32_t layers, const char *strategy, double rho,
+                                  bosch_batch_eval_fn fn, void *user)
 {
     struct overhead o = {NAN, 0, 0};
-    bosch_problem *p = bosch_problem_create(28, 8, 2);
+    bosch_problem *p = bosch_problem_create(layers, 8, 2);
     bosch_problem_set_target_ratio(p, rho);
     bosch_optimizer *opt = bosch_optimizer_create(p);
     char buf[32];
@@ -753,27 +753,36 @@ static void print_overhead(void)
     free(masks);
 
     printf("## Library overhead per evaluation (machine-dependent)\n\n");
-    printf("Qwen3-1.7B shape (224 units), budget %llu evaluations, seed 1, batch size 8, one "
+    printf("Qwen3-1.7B shape (28x8, 224 units) and Qwen3-8B shape (36x8, 288 units), budget "
+           "%llu evaluations, seed 1, batch size 8, one "
            "thread, wall clock (CLOCK_MONOTONIC) of bosch_optimize divided by the evaluations "
            "done. 'null evaluator' = a batch callback writing 0.5 + a tiny mask-dependent value "
            "(cost of the callback itself included, ~0.1 us); 'testbed' = bosch_testbed_batch_eval "
            "(entanglement 0.1), which includes the testbed's own scoring cost (%.3f us per "
-           "mask measured alone).\n\n",
+           "mask measured alone, 224 units). The last column is that cost as a share of a "
+           "100 ms evaluation (a small model's forward pass).\n\n",
            (unsigned long long)cfg.overhead_evals, tb_us);
-    printf("| strategy | rho | evaluator | evaluations | us / evaluation |\n|---|---|---|---|---|\n");
-    static const char *strats[] = {NULL, "random", "swap", "ea", "mads"};
+    printf("| strategy | shape | rho | evaluator | evaluations | us / evaluation | of 100 ms |\n"
+           "|---|---|---|---|---|---|---|\n");
+    static const char *strats[] = {NULL, "model", "random", "swap", "ea", "mads"};
     static const double orhos[] = {0.5, 0.875};
     for (size_t i = 0; i < sizeof strats / sizeof strats[0]; i++)
-        for (size_t r = 0; r < 2; r++)
-            for (int which = 0; which < 2; which++) {
-                if (which == 1 && i != 0)
-                    continue;
-                struct overhead o = which == 0
-                                        ? time_bosch(strats[i], orhos[r], null_batch_eval, NULL)
-                                        : time_bosch(strats[i], orhos[r], bosch_testbed_batch_eval, tb);
-                printf("| %s | %g | %s | %llu | %.2f |\n", strats[i] ? strats[i] : "auto (default)",
-                       orhos[r], which ? "testbed" : "null", (unsigned long long)o.evals,
-                       o.us_per_eval);
+        for (int big = 0; big < 2; big++)
+            for (size_t r = 0; r < 2; r++)
+                for (int which = 0; which < 2; which++) {
+                    /* the testbed evaluator and the 288-unit shape: default only */
+                    if ((which == 1 || big) && i != 0)
+                        continue;
+                    if (which == 1 && big)
+                        continue; /* the testbed above is 28x8 */
+                    uint32_t L = big ? 36 : 28;
+                    struct overhead o =
+                        which == 0 ? time_bosch(L, strats[i], orhos[r], null_batch_eval, NULL)
+                                   : time_bosch(L, strats[i], orhos[r], bosch_testbed_batch_eval, tb);
+                    printf("| %s | %ux8 | %g | %s | %llu | %.2f | %.3f%% |\n",
+                           strats[i] ? strats[i] : "auto (default)", L, orhos[r],
+                           which ? "testbed" : "null", (unsigned long long)o.evals, o.us_per_eval,
+                           o.us_per_eval / 1e5 * 100.0);
                 if (bosch_is_error(o.status))
                     report_bug("overhead run failed: %s", bosch_err_name(o.status));
             }

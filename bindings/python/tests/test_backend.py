@@ -301,7 +301,7 @@ def test_end_to_end_search_and_result_file(model, task, evaluator, tmp_path):
     assert result.anchors == pytest.approx((s_full, s_swa), abs=1e-4)
     # the reported score is the evaluator's score of the mask
     assert evaluator.score(result.mask) == pytest.approx(result.score, abs=1e-4)
-    assert s_swa < result.score <= s_full + 1e-4
+    assert result.score > s_swa  # (a mask may score above full attention)
     # ask/tell through the same evaluator from Python gives the same result
     opt2 = bosch.Optimizer(problem, seed=0, budget=16, batch_size=8)
     while batch := opt2.ask():
