@@ -72,7 +72,7 @@ BOSCH_API BOSCH_DEPRECATED("bosch_strategy_create") bosch_strategy *bosch_strate
  *   "ea"         (1+lambda) evolutionary algorithm with swap mutation
  *   "mads"       MADS-style poll on {0,1}: random flip directions of a mesh
  *                size that doubles on success and halves on failure, repaired
- *                to feasibility; ends when the mesh collapses
+ *                to feasibility; restarts when the mesh collapses
  *   "model"      surrogate-screened annealing (the default): a linear model
  *                of the objective, fitted by recursive least squares on
  *                every point evaluated in the subproblem (its history
