@@ -33,6 +33,11 @@ int move_start_point(const bosch_subproblem *sp, uint8_t *x, double *value);
 /* One swap inside a random block that has both a 1 and a 0: a 1 and a 0 of
  * that block trade places. Returns 0 when no block allows a swap. */
 int move_random_swap(const bosch_subproblem *sp, uint8_t *x);
+/* The same swap, writing the variable turned 0 and the one turned 1 into
+ * changed[0] and changed[1] (changed may be NULL). */
+int move_random_swap_at(const bosch_subproblem *sp, uint8_t *x, uint32_t *changed);
+/* 1 when x (n bytes) is one of the first m candidates. */
+int move_in_batch(const uint8_t *cands, size_t m, const uint8_t *x, size_t n);
 /* Number of blocks that allow a swap. */
 size_t move_swappable_blocks(const bosch_subproblem *sp);
 /* Fills `max` random feasible points (a start batch) and sets *n = max. */

@@ -40,14 +40,6 @@ static int init(void **out, const bosch_subproblem *sp, void *user)
     return 0;
 }
 
-static int seen_in_batch(const uint8_t *cands, size_t m, const uint8_t *x, size_t n)
-{
-    for (size_t i = 0; i < m; i++)
-        if (memcmp(cands + i * n, x, n) == 0)
-            return 1;
-    return 0;
-}
-
 static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t max, size_t *n)
 {
     struct state *s = st;
@@ -68,7 +60,7 @@ static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t 
                 swaps++;
             for (int k = 0; k < swaps; k++)
                 move_random_swap(sp, x);
-            if (!bosch_subproblem_lookup(sp, x, NULL) && !seen_in_batch(cands, i, x, s->n))
+            if (!bosch_subproblem_lookup(sp, x, NULL) && !move_in_batch(cands, i, x, s->n))
                 break;
         }
     }

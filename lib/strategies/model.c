@@ -188,48 +188,6 @@ static int init(void **out, const bosch_subproblem *sp, void *user)
     return 0;
 }
 
-static int in_batch(const uint8_t *cands, size_t m, const uint8_t *x, size_t n)
-{
-    for (size_t i = 0; i < m; i++)
-        if (memcmp(cands + i * n, x, n) == 0)
-            return 1;
-    return 0;
-}
-
-/* One random swap of x, recording the two changed variables (turned off
- * first, turned on second); 0 when no block allows a swap. */
-static int swap_recorded(const bosch_subproblem *sp, uint8_t *x, size_t n, uint32_t *ch)
-{
-    size_t off = n, on = n;
-    size_t nb = bosch_subproblem_blocks(sp), nswap = move_swappable_blocks(sp);
-    if (nswap == 0)
-        return 0;
-    size_t pick = (size_t)bosch_subproblem_random_below(sp, nswap), b;
-    for (b = 0; b < nb; b++) {
-        uint32_t k = bosch_subproblem_block_count(sp, b);
-        if (k > 0 && k < bosch_subproblem_block_size(sp, b) && pick-- == 0)
-            break;
-    }
-    uint32_t k = bosch_subproblem_block_count(sp, b), size = bosch_subproblem_block_size(sp, b);
-    uint64_t one = bosch_subproblem_random_below(sp, k);
-    uint64_t zero = bosch_subproblem_random_below(sp, size - k);
-    for (size_t v = 0; v < n; v++) {
-        if (bosch_subproblem_block_of(sp, v) != b)
-            continue;
-        if (x[v]) {
-            if (one-- == 0)
-                off = v;
-        } else if (zero-- == 0) {
-            on = v;
-        }
-    }
-    x[off] = 0;
-    x[on] = 1;
-    ch[0] = (uint32_t)off;
-    ch[1] = (uint32_t)on;
-    return 1;
-}
-
 static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t max, size_t *n)
 {
     struct state *s = st;
@@ -252,7 +210,7 @@ static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t 
             uint8_t *x = s->cand + c * nv;
             uint32_t *ch = s->ch + 2 * c;
             memcpy(x, s->cur, nv);
-            swap_recorded(sp, x, nv, ch);
+            move_random_swap_at(sp, x, ch);
             double mean = s->w[ch[1]] - s->w[ch[0]];
             s->score[c] = mean + sigma * sqrt(move_var(s, ch, sign, 2)) * gauss(sp);
         }
@@ -266,7 +224,7 @@ static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t 
             if (b == MODEL_SCREEN)
                 break;
             const uint8_t *x = s->cand + b * nv;
-            if (!bosch_subproblem_lookup(sp, x, NULL) && !in_batch(cands, m, x, nv) &&
+            if (!bosch_subproblem_lookup(sp, x, NULL) && !move_in_batch(cands, m, x, nv) &&
                 memcmp(x, s->cur, nv) != 0) {
                 chosen = b;
                 break;

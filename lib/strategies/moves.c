@@ -43,7 +43,7 @@ size_t move_swappable_blocks(const bosch_subproblem *sp)
     return c;
 }
 
-int move_random_swap(const bosch_subproblem *sp, uint8_t *x)
+int move_random_swap_at(const bosch_subproblem *sp, uint8_t *x, uint32_t *changed)
 {
     size_t nswap = move_swappable_blocks(sp);
     if (nswap == 0)
@@ -71,7 +71,24 @@ int move_random_swap(const bosch_subproblem *sp, uint8_t *x)
     }
     x[vo] = 0;
     x[vz] = 1;
+    if (changed) {
+        changed[0] = (uint32_t)vo;
+        changed[1] = (uint32_t)vz;
+    }
     return 1;
+}
+
+int move_random_swap(const bosch_subproblem *sp, uint8_t *x)
+{
+    return move_random_swap_at(sp, x, NULL);
+}
+
+int move_in_batch(const uint8_t *cands, size_t m, const uint8_t *x, size_t n)
+{
+    for (size_t i = 0; i < m; i++)
+        if (memcmp(cands + i * n, x, n) == 0)
+            return 1;
+    return 0;
 }
 
 void move_random_batch(const bosch_subproblem *sp, uint8_t *cands, size_t max, size_t *n)
