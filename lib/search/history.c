@@ -26,8 +26,10 @@ static int scan(const bosch_subproblem *sp)
 {
     struct sp_history *h = sp->hist;
     const eval_store *st = sp->store;
-    if (!h || !st)
+    if (!h)
         return -1;
+    if (!st)
+        return 0; /* nothing evaluated anywhere yet */
     if (h->scanned == st->n)
         return 0;
     size_t words = bitset_words(sp->units);
@@ -79,7 +81,7 @@ int bosch_subproblem_history(const bosch_subproblem *sp, size_t i, uint8_t *x, d
         return BOSCH_E_INVALID;
     if (scan(sp) < 0)
         return BOSCH_E_NOMEM;
-    if (i >= sp->hist->n)
+    if (!sp->store || i >= sp->hist->n)
         return BOSCH_E_NOT_FOUND;
     size_t r = (size_t)sp->hist->rec[i];
     if (x) {
