@@ -712,7 +712,8 @@ static void tune(void)
 {
     static const double t0s[] = {0.1, 0.3, 1.0, 3.0}, t1s[] = {0.003, 0.01, 0.03, 0.1};
     static const unsigned lams[] = {4, 8, 16};
-    printf("# bench_peers --tune (seeds 1001..%u, shape %s)\n\n", 1000 + cfg.seeds,
+    printf("# bench_peers --tune (seeds %llu..%llu, shape %s)\n\n",
+           (unsigned long long)cfg.seed_base, (unsigned long long)(cfg.seed_base + cfg.seeds - 1),
            shapes[0].name);
     printf("| setting | mean q (vs best found in this run) |\n|---|---|\n");
     for (size_t a = 0; a < 4; a++)

@@ -48,10 +48,7 @@ static int scan(const bosch_subproblem *sp)
             continue;
         /* The expansion without the global repair: a record lies in the
          * subproblem only when nothing outside its variables differs. */
-        memcpy(h->full, sp->base, sp->units);
-        for (size_t v = 0; v < sp->n; v++)
-            for (size_t i = sp->var_start[v]; i < sp->var_start[v + 1]; i++)
-                h->full[sp->var_units[i]] = h->x[v];
+        subproblem_apply(sp, h->x, h->full);
         bitset_pack(h->full, sp->units, h->packed);
         if (memcmp(h->packed, store_mask(st, r), words * sizeof *h->packed) != 0)
             continue;

@@ -132,12 +132,17 @@ void bosch_subproblem_free(bosch_subproblem *sp)
     free(sp);
 }
 
-void subproblem_expand(const bosch_subproblem *sp, const uint8_t *x)
+void subproblem_apply(const bosch_subproblem *sp, const uint8_t *x, uint8_t *full)
 {
-    memcpy(sp->full, sp->base, sp->units);
+    memcpy(full, sp->base, sp->units);
     for (size_t v = 0; v < sp->n; v++)
         for (size_t i = sp->var_start[v]; i < sp->var_start[v + 1]; i++)
-            sp->full[sp->var_units[i]] = x[v] != 0;
+            full[sp->var_units[i]] = x[v] != 0;
+}
+
+void subproblem_expand(const bosch_subproblem *sp, const uint8_t *x)
+{
+    subproblem_apply(sp, x, sp->full);
     if (sp->global_repair) {
         /* Units of chosen variables get priority 1, so the repair trims or
          * extends the choice rather than undoing it. */

@@ -55,6 +55,9 @@ bosch_subproblem *subproblem_new(size_t n, size_t nblocks, const uint32_t *block
                                  const uint32_t *counts, size_t units, const uint8_t *base,
                                  const size_t *var_start, const size_t *var_units,
                                  uint64_t seed, uint64_t stream);
+/* Writes the base with the variables x applied into full (units bytes),
+ * without any repair. */
+void subproblem_apply(const bosch_subproblem *sp, const uint8_t *x, uint8_t *full);
 /* Writes x into sp->full (the base with the variables applied, repaired to
  * the global target when global_repair is set) and packs it into sp->scratch. */
 void subproblem_expand(const bosch_subproblem *sp, const uint8_t *x);

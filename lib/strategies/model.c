@@ -27,7 +27,6 @@
 #define MODEL_TAU0 0.3       /* temperature / mean |delta| at the start */
 #define MODEL_TAU1 0.003     /* ... and at the end of the budget */
 
-
 struct state {
     size_t n, d;      /* variables; features = variables + bias */
     int dense;        /* full covariance, else its diagonal */
@@ -84,10 +83,21 @@ static double predict(const struct state *s, const uint8_t *x)
     return y;
 }
 
-/* Recursive least squares with the observation (x, y). */
+/* Running mean (over the last 32) of the squared prediction error e,
+ * scaled by 1 + phi'P phi = 1 + q (the residual variance estimate). */
+static void track_noise(struct state *s, double e, double q)
+{
+    s->noise += (e * e / (1.0 + q) - s->noise) / (double)(++s->nobs < 32 ? s->nobs : 32);
+}
+
+/* Recursive least squares with the observation (x, y). The bias starts at
+ * the first value, so the prior shrinks the weights towards "no effect"
+ * rather than towards zero score. */
 static void learn(struct state *s, const uint8_t *x, double y)
 {
     size_t n = s->n, d = s->d;
+    if (s->nobs == 0)
+        s->w[n] = y;
     double e = y - predict(s, x);
     if (s->dense) {
         /* P phi for a binary phi: the sum of P's columns where phi is 1. */
@@ -104,7 +114,7 @@ static void learn(struct state *s, const uint8_t *x, double y)
             if (x[v])
                 q += s->Pphi[v];
         double den = MODEL_FORGET + q;
-        s->noise += (e * e / (1.0 + q) - s->noise) / (double)(++s->nobs < 32 ? s->nobs : 32);
+        track_noise(s, e, q);
         for (size_t i = 0; i < d; i++)
             s->w[i] += s->Pphi[i] * e / den;
         double g = 1.0 / MODEL_FORGET;
@@ -120,7 +130,7 @@ static void learn(struct state *s, const uint8_t *x, double y)
             if (x[v])
                 q += s->P[v];
         double den = MODEL_FORGET + q;
-        s->noise += (e * e / (1.0 + q) - s->noise) / (double)(++s->nobs < 32 ? s->nobs : 32);
+        track_noise(s, e, q);
         for (size_t i = 0; i < d; i++) {
             if (i < n && !x[i]) {
                 s->P[i] /= MODEL_FORGET;
@@ -132,19 +142,14 @@ static void learn(struct state *s, const uint8_t *x, double y)
     }
 }
 
-/* Variance (in units of the model's) of the predicted change along the
- * moves ch[0..m): +1 for a variable turned on, -1 for one turned off. */
-static double move_var(const struct state *s, const uint32_t *ch, const double *sign, size_t m)
+/* Variance (in units of the model's) of the predicted change of a swap:
+ * variable `off` turned 0, `on` turned 1 (z = e_on - e_off, z'Pz). */
+static double swap_var(const struct state *s, uint32_t off, uint32_t on)
 {
-    double v = 0.0;
-    for (size_t a = 0; a < m; a++) {
-        if (!s->dense) {
-            v += s->P[ch[a]];
-            continue;
-        }
-        for (size_t b = 0; b < m; b++)
-            v += sign[a] * sign[b] * s->P[ch[a] * s->d + ch[b]];
-    }
+    const double *P = s->P;
+    size_t d = s->d;
+    double v = s->dense ? P[off * d + off] - P[off * d + on] - P[on * d + off] + P[on * d + on]
+                        : P[off] + P[on];
     return v > 0.0 ? v : 0.0;
 }
 
@@ -171,16 +176,12 @@ static int init(void **out, const bosch_subproblem *sp, void *user)
     for (size_t i = 0; i < s->d; i++)
         s->P[s->dense ? i * s->d + i : i] = MODEL_PRIOR_VAR;
     s->budget0 = bosch_subproblem_budget_left(sp);
-    /* Warm start: every point already evaluated in this subproblem. The
-     * bias starts at the first value, so the prior shrinks the weights
-     * towards "no effect" rather than towards zero score. */
+    /* Warm start: every point already evaluated in this subproblem. */
     size_t h = bosch_subproblem_history_count(sp);
     double y;
     for (size_t i = 0; i < h; i++) {
         if (bosch_subproblem_history(sp, i, s->cur, &y) != BOSCH_OK)
             break;
-        if (s->nobs == 0)
-            s->w[s->n] = y;
         learn(s, s->cur, y);
     }
     s->has_cur = bosch_subproblem_incumbent(sp, s->cur, &s->cur_value) == BOSCH_OK;
@@ -205,14 +206,13 @@ static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t 
     for (size_t slot = 0; slot < max; slot++) {
         /* Screen MODEL_SCREEN single-swap moves (two-swap moves scored lower
          * on the benchmark; the kicks below cover longer jumps). */
-        static const double sign[2] = {-1.0, 1.0};
         for (size_t c = 0; c < MODEL_SCREEN; c++) {
             uint8_t *x = s->cand + c * nv;
             uint32_t *ch = s->ch + 2 * c;
             memcpy(x, s->cur, nv);
             move_random_swap_at(sp, x, ch);
             double mean = s->w[ch[1]] - s->w[ch[0]];
-            s->score[c] = mean + sigma * sqrt(move_var(s, ch, sign, 2)) * gauss(sp);
+            s->score[c] = mean + sigma * sqrt(swap_var(s, ch[0], ch[1])) * gauss(sp);
         }
         /* The best-scored move not evaluated yet and not in this batch. */
         size_t chosen = MODEL_SCREEN;
@@ -252,11 +252,8 @@ static int observe(void *st, const bosch_subproblem *sp, const uint8_t *cands, c
                    size_t n)
 {
     struct state *s = st;
-    for (size_t i = 0; i < n; i++) {
-        if (s->nobs == 0)
-            s->w[s->n] = values[i];
+    for (size_t i = 0; i < n; i++)
         learn(s, cands + i * s->n, values[i]);
-    }
     size_t best = move_best_index(values, n);
     if (!s->has_cur) {
         memcpy(s->cur, cands + best * s->n, s->n);
