@@ -122,6 +122,34 @@ BOSCH_API int bosch_set_strategy(bosch_optimizer *opt, int stage, const bosch_st
  * bosch_progress_best_score are NaN, and a BOSCH_LOG_WARN line says so.
  * Ordered anchors are normalised as always. Option "raw_scores". */
 BOSCH_API int bosch_set_raw_scores(bosch_optimizer *opt, int raw);
+/* Honest scores under noise: after the search, the best mask is evaluated
+ * again `draws` times (draw 1..draws, at full fidelity; default 0 = off),
+ * and the result reports the mean of those fresh draws rather than the
+ * search's own score of the mask, which is the luckiest of many noisy draws
+ * and so overstates it. With confirm_top = m > 1 the draws are spread over
+ * the m best distinct feasible masks and the one with the best mean of its
+ * fresh draws is reported (its mean is then chosen among m means: slightly
+ * optimistic, by far less than the search's maximum). The draws come out of
+ * the budget (the minimum budget grows by `draws`) and are stage 3
+ * evaluations with draw >= 1. An evaluator that is deterministic should
+ * read the draw (bosch_set_request_evaluator, bosch_candidate_request) and
+ * score it on other samples, or leave confirm off. Options "confirm" and
+ * "confirm_top" (default 1, >= 1). */
+BOSCH_API int bosch_set_confirm(bosch_optimizer *opt, uint32_t draws);
+BOSCH_API int bosch_set_confirm_top(bosch_optimizer *opt, uint32_t masks);
+/* Multi-fidelity screening (default 1.0 = off; in (0, 1]): every new
+ * candidate of stage 3 is first scored at this fidelity (e.g. 0.25 = a
+ * quarter of the calibration samples) and confirmed at full fidelity only
+ * when its screened objective comes within a margin of the subproblem's
+ * best (the margin is learnt from the pairs of screened and full scores
+ * seen so far). Stages 1-2, the anchors and confirmation draws are always
+ * scored at full fidelity, and only full-fidelity scores can become the
+ * result. The budget is counted in full-evaluation equivalents: a
+ * candidate at fidelity f costs f. Needs an evaluator that reads the
+ * fidelity: bosch_set_request_evaluator / bosch_set_request_batch_evaluator,
+ * or ask/tell with bosch_candidate_request (a plain evaluator is refused by
+ * bosch_optimize with BOSCH_E_INVALID). Option "screen_fidelity". */
+BOSCH_API int bosch_set_screen_fidelity(bosch_optimizer *opt, double fidelity);
 /* Supply the two anchor scores instead of having them evaluated (saves two
  * evaluations). BOSCH_E_BAD_SCORE unless both are finite, BOSCH_E_ANCHORS
  * unless s_full > s_allswa (accepted when raw_scores is set before). */
@@ -135,7 +163,7 @@ BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_al
  *   alpha, group_cap,
  *   batch_size, ratio_spread, threads, journal (a path, mode AUTO),
  *   journal_sync (0|1),
- *   raw_scores (0|1), variant (full|probe-only|group-only|layer-level),
+ *   raw_scores (0|1), confirm, confirm_top (uint), screen_fidelity (0..1], variant (full|probe-only|group-only|layer-level),
  *   strategy, probe_strategy, group_strategy (a built-in strategy name).
  * BOSCH_E_OPTION for unknown names or unparsable values, BOSCH_E_INVALID for
  * values out of range, BOSCH_E_STATE once the search has started. */
@@ -233,9 +261,25 @@ typedef int (*bosch_eval_fn)(const uint8_t *mask, size_t units, double *score, v
  * scores[0..n-1]. */
 typedef int (*bosch_batch_eval_fn)(const uint8_t *masks, size_t n, size_t units, double *scores,
                                    void *user);
-/* Setting one kind of evaluator replaces the other. */
+/* Setting one kind of evaluator replaces the others. */
 BOSCH_API int bosch_set_evaluator(bosch_optimizer *opt, bosch_eval_fn fn, void *user);
 BOSCH_API int bosch_set_batch_evaluator(bosch_optimizer *opt, bosch_batch_eval_fn fn, void *user);
+/* Evaluators that read the request: `fidelity` in (0, 1] is the share of the
+ * host's calibration samples to score on (1 = all; below 1 only with
+ * screen_fidelity), `draw` is 0 for a mask's first evaluation and 1, 2, ...
+ * for the confirmation draws (bosch_set_confirm), which should be scored
+ * independently of draw 0 (e.g. on other samples). A mask is never sent
+ * twice with the same fidelity and draw. In the batch form fidelity[i] and
+ * draws[i] belong to mask i. */
+typedef int (*bosch_request_eval_fn)(const uint8_t *mask, size_t units, double fidelity,
+                                     uint32_t draw, double *score, void *user);
+typedef int (*bosch_request_batch_eval_fn)(const uint8_t *masks, const double *fidelity,
+                                           const uint32_t *draws, size_t n, size_t units,
+                                           double *scores, void *user);
+BOSCH_API int bosch_set_request_evaluator(bosch_optimizer *opt, bosch_request_eval_fn fn,
+                                          void *user);
+BOSCH_API int bosch_set_request_batch_evaluator(bosch_optimizer *opt,
+                                                bosch_request_batch_eval_fn fn, void *user);
 
 /* Runs the whole search with the evaluator set above (built on ask/tell).
  * Returns a positive enum bosch_stop, or a negative error; in every case the
@@ -307,6 +351,11 @@ BOSCH_API int bosch_evaluator_status(const bosch_optimizer *opt);
 BOSCH_API int bosch_ask(bosch_optimizer *opt, size_t *n);
 /* Copies candidate i (0 <= i < n) of the pending batch into `mask` (units bytes). */
 BOSCH_API int bosch_candidate(bosch_optimizer *opt, size_t i, uint8_t *mask);
+/* The request of candidate i: the fidelity to score it at and its draw
+ * (see bosch_request_eval_fn; 1.0 and 0 unless screen_fidelity or confirm
+ * are set). Either pointer may be NULL. */
+BOSCH_API int bosch_candidate_request(bosch_optimizer *opt, size_t i, double *fidelity,
+                                      uint32_t *draw);
 /* Stage of the pending batch (enum bosch_stage) or a negative error. */
 BOSCH_API int bosch_candidate_stage(bosch_optimizer *opt);
 /* Gives the score of candidate i, in any order. A non-finite score is
@@ -339,7 +388,8 @@ BOSCH_API size_t bosch_result_units(const bosch_result *r);
 BOSCH_API uint32_t bosch_result_layers(const bosch_result *r);
 BOSCH_API int bosch_result_mask(const bosch_result *r, uint8_t *out, size_t units);
 BOSCH_API int bosch_result_head_mask(const bosch_result *r, uint8_t *out, size_t query_heads);
-BOSCH_API double bosch_result_score(const bosch_result *r);            /* raw S(z) */
+/* raw S(z): with confirm, the mean of the mask's confirmation draws */
+BOSCH_API double bosch_result_score(const bosch_result *r);
 BOSCH_API double bosch_result_normalized_score(const bosch_result *r); /* S^(z) */
 BOSCH_API double bosch_result_objective(const bosch_result *r);        /* S^ - alpha*(ratio-rho)^2 */
 BOSCH_API double bosch_result_anchor(const bosch_result *r, int swa); /* S_full (0) / S_allSWA (1) */
@@ -347,6 +397,17 @@ BOSCH_API double bosch_result_ratio(const bosch_result *r);
 BOSCH_API int bosch_result_layer_ratios(const bosch_result *r, double *out, size_t layers);
 BOSCH_API double bosch_result_kv_saving(const bosch_result *r, uint64_t context, uint64_t window,
                                         uint64_t sink);
+/* Confirmation draws averaged into bosch_result_score (0 = confirm off, or
+ * the run ended before confirming). */
+BOSCH_API uint32_t bosch_result_confirmations(const bosch_result *r);
+/* Standard error of that mean (sd / sqrt(n)); NaN below 2 draws. */
+BOSCH_API double bosch_result_score_stderr(const bosch_result *r);
+/* The raw score the search itself saw for the reported mask (its draw 0;
+ * equal to bosch_result_score without confirmation draws). */
+BOSCH_API double bosch_result_search_score(const bosch_result *r);
+/* Budget spent, in full-evaluation equivalents (a fidelity-f evaluation
+ * counts f; equals bosch_result_evaluations(r, -1) without screening). */
+BOSCH_API double bosch_result_cost(const bosch_result *r);
 /* Evaluations done in one stage, or in all stages for stage = -1. */
 BOSCH_API uint64_t bosch_result_evaluations(const bosch_result *r, int stage);
 
@@ -359,12 +420,15 @@ BOSCH_API size_t bosch_result_history_size(const bosch_result *r);
  * output pointer may be NULL. */
 BOSCH_API int bosch_result_history_entry(const bosch_result *r, size_t i, uint8_t *mask,
                                          double *score, int *stage);
+/* Fidelity and draw of record i (either pointer may be NULL). */
+BOSCH_API int bosch_result_history_request(const bosch_result *r, size_t i, double *fidelity,
+                                           uint32_t *draw);
 /* Wall time of evaluation i in seconds (evaluator call, or ask-to-tell
  * time in ask/tell mode); NaN when unknown or i is out of range. */
 BOSCH_API double bosch_result_history_wall(const bosch_result *r, size_t i);
 /* Writes the history as JSON Lines, one object per evaluation:
  *   {"eval":0,"stage":"anchors","score":0.93,"normalized":1.0,
- *    "swa_units":0,"wall_s":0.02,"mask":"0000..."}
+ *    "swa_units":0,"wall_s":0.02,"fidelity":1.0,"draw":0,"mask":"0000..."}
  * ("mask" is one character per unit, '1' = SWA). */
 BOSCH_API int bosch_result_write_history(const bosch_result *r, const char *path);
 

@@ -24,7 +24,8 @@
  * Parameters (bosch_testbed_set, by name; setting one regenerates the
  * landscape from the seed): total_cost (default 4), heavy_fraction (0.1),
  * layer_sensitivity (0.7), entanglement (0), backup_strength (15),
- * synergy_fraction (0.25), cross_layer (0.5), noise (0).
+ * synergy_fraction (0.25), cross_layer (0.5), noise (0), fidelity_noise (0;
+ * see bosch_testbed_score_request).
  *
  * Thread safety: scoring functions only read the landscape and may be
  * called from many threads at once; setters may not run concurrently with
@@ -62,11 +63,25 @@ BOSCH_API size_t bosch_testbed_interactions(const bosch_testbed *tb);
 BOSCH_API int bosch_testbed_interaction(const bosch_testbed *tb, size_t i, size_t *u, size_t *v,
                                         double *j);
 
+/* The score of a request (bosch_request_eval_fn): draw d >= 1 adds noise
+ * drawn independently of draw 0 (a function of seed, mask and d), and
+ * fidelity f < 1 adds a further Gaussian of standard deviation
+ *   fidelity_noise * sqrt(1/f - 1)
+ * (the sampling error of a subset of a share f of the samples), a function
+ * of (seed, mask, draw, f). Fidelity 1, draw 0 is bosch_testbed_score.
+ * BOSCH_E_INVALID for a fidelity outside (0, 1]. */
+BOSCH_API int bosch_testbed_score_request(const bosch_testbed *tb, const uint8_t *mask,
+                                          double fidelity, uint32_t draw, double *score);
 /* Ready-made evaluators: pass the testbed as `user`
  * (bosch_set_evaluator(opt, bosch_testbed_eval, tb)). */
 BOSCH_API int bosch_testbed_eval(const uint8_t *mask, size_t units, double *score, void *tb);
 BOSCH_API int bosch_testbed_batch_eval(const uint8_t *masks, size_t n, size_t units,
                                        double *scores, void *tb);
+BOSCH_API int bosch_testbed_request_eval(const uint8_t *mask, size_t units, double fidelity,
+                                         uint32_t draw, double *score, void *tb);
+BOSCH_API int bosch_testbed_request_batch_eval(const uint8_t *masks, const double *fidelity,
+                                               const uint32_t *draws, size_t n, size_t units,
+                                               double *scores, void *tb);
 
 /* Exact optimum by brute force over every mask feasible for `p` (same
  * shape): fixed units, per-layer bounds, exact target count. Scores with

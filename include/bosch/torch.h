@@ -301,6 +301,19 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator
  * message of a failure is in bosch_torch_evaluator_last_error(e). */
 BOSCH_TORCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units,
                                            double *scores, void *evaluator);
+/* Scores n requests (bosch_request_batch_eval_fn signature; pass the
+ * evaluator as `user`): bosch_set_request_batch_evaluator(opt,
+ * bosch_torch_request_batch_eval, e), for multi-fidelity screening and
+ * confirmation draws. Request i at fidelity f in (0, 1] is scored on
+ * k = max(1, ceil(f * samples)) samples: those from sample
+ * (draws[i] * k) mod samples on, cyclically, so the draws of a screened
+ * candidate see different samples. At f = 1 every draw scores the whole
+ * task, the same score (the model is deterministic). BOSCH_E_INVALID for a
+ * fidelity outside (0, 1]; failures as bosch_torch_batch_eval. */
+BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const double *fidelity,
+                                                   const uint32_t *draws, size_t n,
+                                                   size_t units, double *scores,
+                                                   void *evaluator);
 /* Message of the last failure of this evaluator: of the last
  * bosch_torch_batch_eval() ("" after one that succeeded), or of a later
  * failing setter. "" if none, or for NULL. Owned by the evaluator; valid
