@@ -428,7 +428,9 @@ BOSCH_API int bosch_result_history_request(const bosch_result *r, size_t i, doub
 BOSCH_API double bosch_result_history_wall(const bosch_result *r, size_t i);
 /* Writes the history as JSON Lines, one object per evaluation:
  *   {"eval":0,"stage":"anchors","score":0.93,"normalized":1.0,
- *    "swa_units":0,"wall_s":0.02,"fidelity":1.0,"draw":0,"mask":"0000..."}
+ *    "swa_units":0,"wall_s":0.02,"mask":"0000..."}
+ * with "fidelity" and "draw" before "mask" on the records of other requests
+ * (screened scores, confirmation draws).
  * ("mask" is one character per unit, '1' = SWA). */
 BOSCH_API int bosch_result_write_history(const bosch_result *r, const char *path);
 

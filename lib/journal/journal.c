@@ -99,11 +99,19 @@ static int write_frame(journal *j, uint32_t kind, const void *raw, size_t rawlen
     return rc;
 }
 
-int journal_append(journal *j, int stage, double score, double wall, const uint64_t *packed,
-                   size_t words)
+/* A record: stage (1 byte), score, wall (8 bytes each), the packed mask;
+ * a request other than (fidelity 1, draw 0) adds its fidelity (8 bytes)
+ * and draw (4 bytes) after the mask, so plain records keep the first
+ * format's size. */
+#define RECORD_FIXED 17
+#define RECORD_REQUEST 12
+
+int journal_append(journal *j, int stage, double score, double wall, double fidelity,
+                   uint32_t draw, const uint64_t *packed, size_t words)
 {
-    size_t rawlen = 17 + 8 * words;
-    unsigned char stackbuf[17 + 8 * 64];
+    int request = !(fidelity == 1.0 && draw == 0);
+    size_t rawlen = RECORD_FIXED + 8 * words + (request ? RECORD_REQUEST : 0);
+    unsigned char stackbuf[RECORD_FIXED + 8 * 64 + RECORD_REQUEST];
     unsigned char *raw = rawlen <= sizeof stackbuf ? stackbuf : malloc(rawlen);
     if (!raw)
         return BOSCH_E_NOMEM;
@@ -114,7 +122,13 @@ int journal_append(journal *j, int stage, double score, double wall, const uint6
     memcpy(&bits, &wall, 8);
     put64(raw + 9, bits);
     for (size_t w = 0; w < words; w++)
-        put64(raw + 17 + 8 * w, packed[w]);
+        put64(raw + RECORD_FIXED + 8 * w, packed[w]);
+    if (request) {
+        unsigned char *q = raw + RECORD_FIXED + 8 * words;
+        memcpy(&bits, &fidelity, 8);
+        put64(q, bits);
+        put32(q + 8, draw);
+    }
     int rc = write_frame(j, KIND_RECORD, raw, rawlen);
     if (raw != stackbuf)
         free(raw);
@@ -293,7 +307,8 @@ static int load_frames(const unsigned char *data, size_t size, const char *run_j
                 break;
             *have_header = 1;
         } else {
-            if (rawlen != 17 + 8 * words || raw[0] > 3) {
+            size_t plain_len = RECORD_FIXED + 8 * words;
+            if ((rawlen != plain_len && rawlen != plain_len + RECORD_REQUEST) || raw[0] > 3) {
                 snprintf(err, errlen, "journal frame at offset %zu: record of the wrong size",
                          off);
                 rc = BOSCH_E_CORRUPT;
@@ -310,14 +325,25 @@ static int load_frames(const unsigned char *data, size_t size, const char *run_j
             bits = get64(raw + 9);
             memcpy(&wall, &bits, 8);
             for (size_t w = 0; w < words; w++)
-                pk[w] = get64(raw + 17 + 8 * w);
+                pk[w] = get64(raw + RECORD_FIXED + 8 * w);
+            double fidelity = 1.0;
+            uint32_t draw = 0;
+            if (rawlen > plain_len) {
+                bits = get64(raw + plain_len);
+                memcpy(&fidelity, &bits, 8);
+                draw = get32(raw + plain_len + 8);
+            }
             /* Padding bits beyond the last unit must be clear. */
             if (replay->units % 64 && (pk[words - 1] >> (replay->units % 64)) != 0) {
                 snprintf(err, errlen, "journal frame at offset %zu: mask has bits past the last unit",
                          off);
                 rc = BOSCH_E_CORRUPT;
-            } else if (store_find(replay, pk) < 0 &&
-                       store_add(replay, pk, score, raw[0], 0, wall) < 0) {
+            } else if (!(fidelity > 0.0 && fidelity <= 1.0)) {
+                snprintf(err, errlen, "journal frame at offset %zu: fidelity %g is outside (0, 1]",
+                         off, fidelity);
+                rc = BOSCH_E_CORRUPT;
+            } else if (store_find_request(replay, pk, fidelity, draw) < 0 &&
+                       store_add_request(replay, pk, score, raw[0], 0, wall, fidelity, draw) < 0) {
                 rc = BOSCH_E_NOMEM;
             }
             if (pk != packed)

@@ -22,8 +22,8 @@ int journal_open(journal **out, const char *path, int mode, int sync, const char
                  eval_store *replay, int *dropped_tail, char *err, size_t errlen);
 /* Appends one evaluation record with a single write(). Thread-compatible:
  * callers serialise. */
-int journal_append(journal *j, int stage, double score, double wall, const uint64_t *packed,
-                   size_t words);
+int journal_append(journal *j, int stage, double score, double wall, double fidelity,
+                   uint32_t draw, const uint64_t *packed, size_t words);
 void journal_close(journal *j);
 
 #endif

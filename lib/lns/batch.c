@@ -20,6 +20,14 @@ int lns_reserve_pending(lns *m, size_t n)
     if (!rec)
         return BOSCH_E_NOMEM;
     m->pend_record = rec;
+    double *fid = realloc(m->pend_fid, cap * sizeof *fid);
+    if (!fid)
+        return BOSCH_E_NOMEM;
+    m->pend_fid = fid;
+    uint32_t *draw = realloc(m->pend_draw, cap * sizeof *draw);
+    if (!draw)
+        return BOSCH_E_NOMEM;
+    m->pend_draw = draw;
     m->pend_cap = cap;
     return BOSCH_OK;
 }
@@ -35,20 +43,31 @@ int64_t lns_push_fixed(lns *m, const uint8_t *mask, int stage)
     if (!packed)
         return INT64_MIN;
     bitset_pack(mask, units, packed);
-    int64_t rec = store_find(&m->store, packed);
+    int64_t rec = store_find_request(&m->store, packed, 1.0, 0);
     free(packed);
     if (rec >= 0)
         return rec;
     for (size_t i = 0; i < m->npend; i++)
-        if (memcmp(m->pend + i * units, mask, units) == 0)
+        if (m->pend_fid[i] == 1.0 && m->pend_draw[i] == 0 &&
+            memcmp(m->pend + i * units, mask, units) == 0)
             return -(int64_t)(2 + i);
-    if (lns_reserve_pending(m, m->npend + 1) < 0)
+    if (lns_push_request(m, mask, stage, 1.0, 0) < 0)
         return INT64_MIN;
+    return -(int64_t)(1 + m->npend);
+}
+
+int lns_push_request(lns *m, const uint8_t *mask, int stage, double fidelity, uint32_t draw)
+{
+    size_t units = m->prob->units;
+    if (lns_reserve_pending(m, m->npend + 1) < 0)
+        return BOSCH_E_NOMEM;
     memcpy(m->pend + m->npend * units, mask, units);
+    m->pend_fid[m->npend] = fidelity;
+    m->pend_draw[m->npend] = draw;
     m->npend++;
     m->pend_stage = stage;
     m->pend_from_runner = 0;
-    return -(int64_t)(1 + m->npend);
+    return BOSCH_OK;
 }
 
 static double record_value(const void *ctx, size_t record)
@@ -83,6 +102,8 @@ int lns_start_subproblem(lns *m, bosch_subproblem *sp, uint64_t budget, int stag
         lns_drop_subproblem(m);
         return lns_fail(m, rc, "strategy '%s' failed to initialise", s->name);
     }
+    if (stage == BOSCH_STAGE_GROUP)
+        runner_screen(&m->run, m->cfg.screen_fidelity, &m->screen);
     m->run_active = 1;
     m->pend_stage = stage;
     return BOSCH_OK;
@@ -100,6 +121,8 @@ int lns_pull_runner(lns *m)
     if (lns_reserve_pending(m, (size_t)n) < 0)
         return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
     memcpy(m->pend, m->run.pend, (size_t)n * m->prob->units);
+    memcpy(m->pend_fid, m->run.pend_fid, (size_t)n * sizeof *m->pend_fid);
+    memset(m->pend_draw, 0, (size_t)n * sizeof *m->pend_draw);
     m->npend = (size_t)n;
     m->pend_from_runner = 1;
     return n;
@@ -191,9 +214,9 @@ void lns_start_from_work(const lns *m, bosch_subproblem *sp)
 
 /* Commits the finished subproblem's best and frees it; returns the
  * evaluations it spent. */
-uint64_t lns_close_subproblem(lns *m)
+double lns_close_subproblem(lns *m)
 {
-    uint64_t used = m->sp ? m->sp->used : 0;
+    double used = m->sp ? m->sp->used : 0.0;
     lns_commit_incumbent(m);
     lns_drop_subproblem(m);
     return used;

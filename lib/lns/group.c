@@ -127,7 +127,9 @@ int lns_step_group(lns *m)
         size_t vars = 0;
         for (uint32_t i = s; i < e; i++)
             vars += lns_free_count(p, pl->chunk_layers[i]);
-        uint64_t left = pl->group_budget > pl->group_used ? pl->group_budget - pl->group_used : 0;
+        uint64_t left = (double)pl->group_budget > pl->group_used
+                            ? (uint64_t)floor((double)pl->group_budget - pl->group_used + 1e-9)
+                            : 0;
         uint64_t b = pl->chunk + 1 == pl->nchunks
                          ? left
                          : (uint64_t)((double)left * (double)vars / (double)pl->group_vars_left);
@@ -151,7 +153,9 @@ int lns_step_polish(lns *m)
     struct plan *pl = &m->plan;
     if (!m->run_active) {
         /* What stage 3's chunks left of its budget, polish share included. */
-        uint64_t budget = pl->group_total > pl->group_used ? pl->group_total - pl->group_used : 0;
+        uint64_t budget = (double)pl->group_total > pl->group_used
+                              ? (uint64_t)floor((double)pl->group_total - pl->group_used + 1e-9)
+                              : 0;
         if (pl->polished || m->cfg.polish_fraction <= 0.0 || budget == 0 ||
             lns_budget_left(m) == 0) {
             m->step = STEP_FINISHED;

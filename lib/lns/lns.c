@@ -54,6 +54,9 @@ void lns_free(lns *m)
     free(pl->chunk_layers);
     free(m->pend);
     free(m->pend_record);
+    free(m->pend_fid);
+    free(m->pend_draw);
+    free(pl->conf_rec);
     store_free(&m->store);
     free(m);
 }
@@ -74,7 +77,7 @@ static uint32_t probe_layers(const bosch_problem *p)
  * probe meets the target) or one start mask (group-only, layer-level). */
 uint64_t lns_min_budget(const bosch_problem *p, const struct lns_config *cfg)
 {
-    uint64_t need = cfg->anchors_given ? 0 : 2;
+    uint64_t need = (cfg->anchors_given ? 0 : 2) + cfg->confirm;
     if (cfg->variant == BOSCH_VARIANT_FULL || cfg->variant == BOSCH_VARIANT_PROBE_ONLY)
         need += probe_layers(p);
     else
@@ -93,13 +96,14 @@ static int check_budget(lns *m)
                         (unsigned long long)m->cfg.budget);
     return lns_fail(m, BOSCH_E_INVALID,
                     "budget %llu is too small for variant %s: a feasible mask needs at least "
-                    "%llu evaluations (%s%s)",
+                    "%llu evaluations (%s%s%s)",
                     (unsigned long long)m->cfg.budget, bosch_variant_name(m->cfg.variant),
                     (unsigned long long)need, m->cfg.anchors_given ? "" : "2 anchors + ",
                     m->cfg.variant == BOSCH_VARIANT_FULL ||
                             m->cfg.variant == BOSCH_VARIANT_PROBE_ONLY
                         ? "one probe per layer with a free unit"
-                        : "one start mask");
+                        : "one start mask",
+                    m->cfg.confirm ? " + the confirmation draws" : "");
 }
 
 /* The two reference models: all full and all SWA. */
@@ -206,17 +210,20 @@ int lns_plan_init(lns *m)
  * else BOSCH_CONVERGED with a log line saying how much was used. */
 static void lns_finish(lns *m)
 {
-    uint64_t used = m->store.n, left = lns_budget_left(m);
-    if (left == 0) {
+    if (m->plan.end_status) {
+        m->status = m->plan.end_status;
+        return;
+    }
+    double used = m->store.cost, left = (double)m->cfg.budget - used;
+    if (left < 1.0 - 1e-9) {
         m->status = BOSCH_DONE;
         return;
     }
     m->status = BOSCH_CONVERGED;
     lns_log(m, BOSCH_LOG_INFO,
-            "search converged after %llu of %llu evaluations (%llu unused): variant %s, "
+            "search converged after %.6g of %llu evaluations (%.6g unused): variant %s, "
             "every subproblem was searched completely or its strategy stopped",
-            (unsigned long long)used, (unsigned long long)m->cfg.budget,
-            (unsigned long long)left, bosch_variant_name(m->cfg.variant));
+            used, (unsigned long long)m->cfg.budget, left, bosch_variant_name(m->cfg.variant));
 }
 
 /* ---- the two batches ----------------------------------------------------------- */
@@ -258,7 +265,14 @@ int lns_next(lns *m, struct lns_batch *out)
         case STEP_LAYERS:
             n = lns_step_layers(m);
             break;
+        case STEP_CONFIRM:
+            n = lns_step_confirm(m);
+            break;
         case STEP_FINISHED:
+            if (m->cfg.confirm > 0 && m->plan.confirm_state == 0) {
+                m->step = STEP_CONFIRM;
+                continue;
+            }
             lns_finish(m);
             lns_milestone(m);
             return 0;
@@ -266,6 +280,8 @@ int lns_next(lns *m, struct lns_batch *out)
         if (n > 0) {
             out->n = (size_t)n;
             out->masks = m->pend;
+            out->fidelity = m->pend_fid;
+            out->draws = m->pend_draw;
             out->stage = m->pend_stage;
             return n;
         }
@@ -286,9 +302,12 @@ static int store_batch(lns *m, const uint8_t *told, const double *scores, const 
         if (told && !told[i])
             continue;
         const uint8_t *mask = m->pend + i * p->units;
-        int eligible = bosch_mask_is_feasible(p, mask);
+        /* Only a first full-fidelity score may become the result. */
+        int eligible = m->pend_fid[i] >= 1.0 && m->pend_draw[i] == 0 &&
+                       bosch_mask_is_feasible(p, mask);
         bitset_pack(mask, p->units, packed);
-        int64_t rec = store_add(&m->store, packed, scores[i], m->pend_stage, eligible, walls[i]);
+        int64_t rec = store_add_request(&m->store, packed, scores[i], m->pend_stage, eligible,
+                                        walls[i], m->pend_fid[i], m->pend_draw[i]);
         if (rec < 0) {
             free(packed);
             return (int)rec;
@@ -302,7 +321,7 @@ static int store_batch(lns *m, const uint8_t *told, const double *scores, const 
 
 static void update_best(lns *m, int64_t rec)
 {
-    if (!m->anchors_known || rec < 0)
+    if (!m->anchors_known || rec < 0 || !store_is_plain(&m->store, (size_t)rec))
         return;
     double v = lns_objective(m, (size_t)rec);
     if (m->best_any_record < 0 || v > lns_objective(m, (size_t)m->best_any_record))
@@ -329,6 +348,8 @@ static int batch_done(lns *m)
     }
     if (m->step == STEP_ANCHORS)
         return anchors_told(m);
+    if (m->step == STEP_CONFIRM)
+        return BOSCH_OK; /* lns_step_confirm reads the draws */
     if (m->step == STEP_GROUP) /* the stage-2 start masks */
         lns_choose_allocation(m);
     return BOSCH_OK;
@@ -421,7 +442,21 @@ int lns_raw(const lns *m)
 
 int64_t lns_best(const lns *m)
 {
-    return m->best_record;
+    return m->conf_n ? m->conf_best : m->best_record;
+}
+
+double lns_cost(const lns *m)
+{
+    return m->store.cost;
+}
+
+uint32_t lns_confirmed(const lns *m, double *mean, double *stderr_)
+{
+    if (m->conf_n) {
+        *mean = m->conf_mean;
+        *stderr_ = m->conf_se;
+    }
+    return m->conf_n;
 }
 
 int64_t lns_best_any(const lns *m)

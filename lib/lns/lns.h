@@ -34,6 +34,8 @@ struct lns_config {
     int anchors_given;
     double s_full, s_swa;
     int raw_scores; /* anchors not ordered: search raw scores instead of failing */
+    uint32_t confirm, confirm_top; /* confirmation draws of the best masks at the end */
+    double screen_fidelity;        /* stage 3 screens new candidates at it (1 = off) */
 };
 
 struct lns_hooks {
@@ -48,6 +50,8 @@ struct lns_hooks {
 struct lns_batch {
     size_t n;
     const uint8_t *masks;
+    const double *fidelity; /* n: share of the samples to score on */
+    const uint32_t *draws;  /* n: 0 = first evaluation, >= 1 = confirmation draws */
     int stage; /* enum bosch_stage */
 };
 
@@ -95,6 +99,11 @@ double lns_objective(const lns *m, size_t record);
 /* Best feasible record (-1 if none) and best record of any kind. */
 int64_t lns_best(const lns *m);
 int64_t lns_best_any(const lns *m);
+/* Budget spent in full-evaluation equivalents. */
+double lns_cost(const lns *m);
+/* The confirmation of the best mask (confirm > 0, once done): the number of
+ * fresh draws (0 = none), their mean raw score and its standard error. */
+uint32_t lns_confirmed(const lns *m, double *mean, double *stderr_);
 
 /* Stage 2's allocation (allocation.c): exact per-layer counts k[l] in
  * [lo[l], hi[l]] summing to target; layers of small weight (easy) get more

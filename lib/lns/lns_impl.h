@@ -20,6 +20,7 @@ enum step {
     STEP_GROUP,   /* stage 3, one chunk after the other */
     STEP_POLISH,  /* stage 3's last part: swaps across all layers [ours] */
     STEP_LAYERS,  /* layer-level variant */
+    STEP_CONFIRM, /* confirmation draws of the best masks [ours] */
     STEP_FINISHED
 };
 
@@ -37,14 +38,21 @@ struct plan {
     double *s_best;       /* stage 1: best normalised score per layer (layers + 1) */
     double *pref;         /* stage 1: per-unit preference (mean score when SWA) */
     double *weight;       /* stage 2: per-layer difficulty in [0, 1] */
-    uint64_t probe_budget, group_budget, probe_used, group_used;
+    uint64_t probe_budget, group_budget;
+    double probe_used, group_used; /* full-evaluation equivalents */
     uint64_t group_total; /* stage 3 including its polish */
     uint32_t layer;       /* stage 1: current layer (counts down) */
     int polished;         /* the polish subproblem has run */
     uint32_t *chunk_start, nchunks, chunk; /* stage 3: chunks of layers */
     uint32_t *chunk_layers;
     size_t group_vars_left;
+    /* Confirmation: the best masks' primary records, requests handed out. */
+    int64_t *conf_rec;
+    uint32_t nconf, conf_next, confirm_state; /* 0 = not begun, 1 = running, 2 = done */
+    int end_status;       /* the stop reason the search reached before confirming */
 };
+
+
 
 struct lns {
     const bosch_problem *prob;
@@ -67,8 +75,15 @@ struct lns {
     runner run;
     int run_active;
 
+    struct screen_stats screen; /* screened vs full scores seen so far */
+    double conf_mean, conf_se;  /* the confirmed best: mean raw score, standard error */
+    uint32_t conf_n;            /* its fresh draws (0 = not confirmed) */
+    int64_t conf_best;          /* its primary record */
+
     /* The pending batch (what lns_next handed out). */
     uint8_t *pend;        /* npend * units */
+    double *pend_fid;     /* npend */
+    uint32_t *pend_draw;  /* npend */
     size_t npend, pend_cap;
     int pend_stage;
     int pend_from_runner;
@@ -80,14 +95,19 @@ int lns_fail(lns *m, int code, const char *fmt, ...) __attribute__((format(print
 void lns_log(lns *m, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void lns_milestone(lns *m);
 uint64_t lns_budget_left(const lns *m);
-/* Ends the method with BOSCH_BUDGET_REACHED; returns 0 (no batch). */
+/* The search ends with BOSCH_BUDGET_REACHED (after the confirmation
+ * draws, when confirm is set); returns 0 (no batch). */
 int lns_budget_reached(lns *m);
+/* Every stage ran: the confirmation step if set, then the end. */
+void lns_search_ended(lns *m, int status);
 
 /* batch.c: the pending batch */
 int lns_reserve_pending(lns *m, size_t n);
 /* Adds a mask unless evaluated or pending already: its store record when
  * known (>= 0), else -(2 + its pending index); INT64_MIN when out of memory. */
 int64_t lns_push_fixed(lns *m, const uint8_t *mask, int stage);
+/* Adds a request (no store lookup; the caller knows it is new). */
+int lns_push_request(lns *m, const uint8_t *mask, int stage, double fidelity, uint32_t draw);
 /* The runner's next batch into the pending batch; 0 = subproblem finished. */
 int lns_pull_runner(lns *m);
 
@@ -103,7 +123,7 @@ int lns_start_subproblem(lns *m, bosch_subproblem *sp, uint64_t budget, int stag
 void lns_commit_incumbent(lns *m);
 void lns_drop_subproblem(lns *m);
 /* Commits the finished subproblem's best, frees it, returns its evaluations. */
-uint64_t lns_close_subproblem(lns *m);
+double lns_close_subproblem(lns *m);
 
 /* The stages: each returns > 0 (a batch is pending), 0 (moved on or ended),
  * or a negative error. */
@@ -114,5 +134,6 @@ void lns_choose_allocation(lns *m); /* alloc.c: after stage 2's batch */
 int lns_step_group(lns *m);         /* group.c */
 int lns_step_polish(lns *m);        /* group.c */
 int lns_step_layers(lns *m);        /* layers.c */
+int lns_step_confirm(lns *m);       /* confirm.c */
 
 #endif

@@ -39,16 +39,35 @@ void lns_milestone(lns *m)
         m->hooks.milestone(m->hooks.ctx);
 }
 
+/* In full-evaluation equivalents; the confirmation draws are set aside
+ * until their step. */
 uint64_t lns_budget_left(const lns *m)
 {
-    return m->cfg.budget > m->store.n ? m->cfg.budget - m->store.n : 0;
+    double left = (double)m->cfg.budget - m->store.cost;
+    if (m->step != STEP_CONFIRM && m->plan.confirm_state == 0)
+        left -= (double)m->cfg.confirm;
+    return left > 1e-9 ? (uint64_t)floor(left + 1e-9) : 0;
+}
+
+void lns_search_ended(lns *m, int status)
+{
+    m->npend = 0;
+    if (m->cfg.confirm > 0 && m->plan.confirm_state == 0) {
+        m->plan.end_status = status;
+        m->step = STEP_CONFIRM;
+        return;
+    }
+    m->step = STEP_FINISHED;
+    if (status)
+        m->status = status;
 }
 
 int lns_budget_reached(lns *m)
 {
-    m->status = BOSCH_BUDGET_REACHED;
-    lns_log(m, BOSCH_LOG_INFO, "evaluation budget of %llu reached",
-            (unsigned long long)m->cfg.budget);
+    lns_log(m, BOSCH_LOG_INFO, "evaluation budget of %llu reached%s",
+            (unsigned long long)m->cfg.budget,
+            m->cfg.confirm > 0 && m->plan.confirm_state == 0 ? " (confirmation draws next)" : "");
+    lns_search_ended(m, BOSCH_BUDGET_REACHED);
     return 0;
 }
 

@@ -11,6 +11,12 @@
 #include "search/runner.h"
 
 #define IDLE_LIMIT 64
+/* Screening: every new mask is promoted to full fidelity until this many
+ * screened/full pairs set the margin; then a mask is promoted when its
+ * screened value plus SCREEN_Z times the pairs' rms difference reaches the
+ * incumbent's value. */
+#define SCREEN_WARMUP 4
+#define SCREEN_Z 1.5
 
 int runner_init(runner *r, bosch_subproblem *sp, const bosch_strategy *s, size_t batch)
 {
@@ -24,10 +30,13 @@ int runner_init(runner *r, bosch_subproblem *sp, const bosch_strategy *s, size_t
     r->slot = malloc(batch * sizeof *r->slot);
     r->pend = malloc(batch * sp->units);
     r->pend_packed = malloc(batch * words * sizeof *r->pend_packed);
+    r->pend_fid = malloc(batch * sizeof *r->pend_fid);
+    r->prom_lo = malloc(batch * sizeof *r->prom_lo);
+    r->screen = 1.0;
     r->var_sum = calloc(sp->n, sizeof *r->var_sum);
     r->var_cnt = calloc(sp->n, sizeof *r->var_cnt);
-    if (!r->props || !r->values || !r->slot || !r->pend || !r->pend_packed || !r->var_sum ||
-        !r->var_cnt) {
+    if (!r->props || !r->values || !r->slot || !r->pend || !r->pend_packed || !r->pend_fid ||
+        !r->prom_lo || !r->var_sum || !r->var_cnt) {
         runner_free(r);
         return BOSCH_E_NOMEM;
     }
@@ -48,9 +57,19 @@ void runner_free(runner *r)
     free(r->slot);
     free(r->pend);
     free(r->pend_packed);
+    free(r->pend_fid);
+    free(r->prom_lo);
     free(r->var_sum);
     free(r->var_cnt);
     memset(r, 0, sizeof *r);
+}
+
+void runner_screen(runner *r, double fidelity, struct screen_stats *stats)
+{
+    if (fidelity > 0.0 && fidelity < 1.0 && stats) {
+        r->screen = fidelity;
+        r->stats = stats;
+    }
 }
 
 static int observe_batch(runner *r)
@@ -59,7 +78,8 @@ static int observe_batch(runner *r)
     for (size_t i = 0; i < r->nprops; i++) {
         const uint8_t *x = r->props + i * sp->n;
         double v = r->values[i];
-        if (!sp->has_inc || v > sp->inc_value) {
+        /* Only a full-fidelity score may become the incumbent. */
+        if ((!sp->has_inc || v > sp->inc_value) && store_is_plain(sp->store, (size_t)r->slot[i])) {
             memcpy(sp->inc, x, sp->n);
             sp->inc_value = v;
             sp->has_inc = 1;
@@ -81,6 +101,8 @@ int runner_next(runner *r)
 {
     bosch_subproblem *sp = r->sp;
     size_t words = bitset_words(sp->units);
+    if (r->promoting)
+        return (int)r->npend;
     while (!r->finished) {
         uint64_t left = bosch_subproblem_budget_left(sp);
         if (left == 0) {
@@ -116,6 +138,7 @@ int runner_next(runner *r)
             if (k == r->npend) {
                 memcpy(r->pend + k * sp->units, sp->full, sp->units);
                 memcpy(r->pend_packed + k * words, sp->scratch, words * sizeof(uint64_t));
+                r->pend_fid[k] = r->screen;
                 r->npend++;
             }
             r->slot[i] = -(int64_t)(k + 1);
@@ -134,17 +157,87 @@ int runner_next(runner *r)
     return 0;
 }
 
+/* Picks the screened masks worth a full-fidelity score (at most what the
+ * budget allows, best screened value first) into the pending list. */
+static void choose_promotions(runner *r)
+{
+    bosch_subproblem *sp = r->sp;
+    size_t words = bitset_words(sp->units), n = r->npend;
+    struct screen_stats *st = r->stats;
+    double margin = st->n >= SCREEN_WARMUP ? SCREEN_Z * sqrt(st->sum_sq / st->n) : INFINITY;
+    uint64_t room = bosch_subproblem_budget_left(sp);
+    /* Candidates by screened value, best first (insertion sort; n <= batch). */
+    size_t order[4096], nc = 0;
+    for (size_t k = 0; k < n; k++) {
+        double v = sp->value_of(sp->value_ctx, (size_t)r->prom_lo[k]);
+        if (sp->has_inc && !(v + margin >= sp->inc_value))
+            continue;
+        size_t j = nc++;
+        while (j > 0 && sp->value_of(sp->value_ctx, (size_t)r->prom_lo[order[j - 1]]) < v) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = k;
+    }
+    if (nc > room)
+        nc = (size_t)room;
+    /* Compact the chosen ones to the front, in pending order. */
+    uint8_t chosen[4096] = {0};
+    for (size_t j = 0; j < nc; j++)
+        chosen[order[j]] = 1;
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!chosen[k])
+            continue;
+        if (m != k) {
+            memmove(r->pend + m * sp->units, r->pend + k * sp->units, sp->units);
+            memmove(r->pend_packed + m * words, r->pend_packed + k * words,
+                    words * sizeof(uint64_t));
+            r->prom_lo[m] = r->prom_lo[k];
+        }
+        r->pend_fid[m] = 1.0;
+        m++;
+    }
+    r->nprom = m;
+    r->npend = m;
+    r->promoting = m > 0;
+}
+
 int runner_complete(runner *r, const int64_t *records)
 {
     bosch_subproblem *sp = r->sp;
-    for (size_t i = 0; i < r->nprops; i++) {
-        if (r->slot[i] < 0) {
-            size_t k = (size_t)(-r->slot[i] - 1);
-            r->slot[i] = records[k];
-            r->values[i] = sp->value_of(sp->value_ctx, (size_t)records[k]);
+    for (size_t k = 0; k < r->npend; k++)
+        sp->used += r->pend_fid[k];
+    if (r->promoting) {
+        /* Full scores of the promoted masks replace their screened ones. */
+        for (size_t k = 0; k < r->nprom; k++) {
+            double d = sp->value_of(sp->value_ctx, (size_t)r->prom_lo[k]) -
+                       sp->value_of(sp->value_ctx, (size_t)records[k]);
+            r->stats->sum_sq += d * d;
+            r->stats->n++;
+            for (size_t i = 0; i < r->nprops; i++)
+                if (r->slot[i] == r->prom_lo[k])
+                    r->slot[i] = records[k];
+        }
+        r->promoting = 0;
+        r->nprom = 0;
+    } else {
+        int screened = 0;
+        for (size_t i = 0; i < r->nprops; i++)
+            if (r->slot[i] < 0)
+                r->slot[i] = records[(size_t)(-r->slot[i] - 1)];
+        for (size_t k = 0; k < r->npend; k++) {
+            r->prom_lo[k] = records[k];
+            screened |= r->pend_fid[k] < 1.0;
+        }
+        if (screened) {
+            choose_promotions(r);
+            if (r->promoting)
+                return BOSCH_OK; /* runner_next hands out the promotions */
         }
     }
-    sp->used += r->npend;
+    for (size_t i = 0; i < r->nprops; i++)
+        r->values[i] = sp->value_of(sp->value_ctx, (size_t)r->slot[i]);
     r->npend = 0;
     return observe_batch(r);
 }

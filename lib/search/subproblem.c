@@ -1,5 +1,6 @@
 /* Subproblems: construction, the read-only view strategies get, and the
  * per-block repair. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,7 +229,10 @@ uint64_t bosch_subproblem_size(const bosch_subproblem *sp)
 
 uint64_t bosch_subproblem_budget_left(const bosch_subproblem *sp)
 {
-    return sp && sp->budget > sp->used ? sp->budget - sp->used : 0;
+    if (!sp)
+        return 0;
+    double left = (double)sp->budget - sp->used;
+    return left > 1e-9 ? (uint64_t)floor(left + 1e-9) : 0;
 }
 
 int bosch_subproblem_incumbent(const bosch_subproblem *sp, uint8_t *x, double *value)

@@ -31,7 +31,8 @@ struct bosch_subproblem {
     size_t *var_units;     /* units each variable sets */
     prng *rng;             /* the random stream (behind a pointer: a strategy's const
                               view draws from it; scratch and full likewise) */
-    uint64_t budget, used;
+    uint64_t budget;
+    double used;           /* full-evaluation equivalents spent */
     uint8_t *inc;          /* incumbent (n) */
     double inc_value;
     int has_inc;

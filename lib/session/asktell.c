@@ -107,7 +107,8 @@ static void record_told(bosch_optimizer *opt, size_t b, double score, double wal
         return;
     }
     bitset_pack(opt->batch.masks + b * opt->prob->units, opt->prob->units, pk);
-    if (journal_append(opt->jn, opt->batch.stage, score, wall, pk, words) != BOSCH_OK)
+    if (journal_append(opt->jn, opt->batch.stage, score, wall, opt->batch.fidelity[b],
+                       opt->batch.draws[b], pk, words) != BOSCH_OK)
         opt->journal_failed = 1;
     if (pk != packed)
         free(pk);
@@ -125,7 +126,8 @@ static int answer_from_journal(bosch_optimizer *opt)
     for (size_t b = 0; b < opt->npend; b++) {
         if (opt->replay_active) {
             bitset_pack(opt->batch.masks + b * units, units, pk);
-            int64_t r = store_find(&opt->replay, pk);
+            int64_t r = store_find_request(&opt->replay, pk, opt->batch.fidelity[b],
+                                           opt->batch.draws[b]);
             if (r >= 0) {
                 record_told(opt, b, opt->replay.scores[r], opt->replay.walls[r], 1);
                 continue;
@@ -214,6 +216,22 @@ int bosch_candidate(bosch_optimizer *opt, size_t i, uint8_t *mask)
                               "candidate %zu does not exist (pending batch holds %zu)", i,
                               opt->nhost);
     memcpy(mask, opt->batch.masks + opt->host_idx[i] * opt->prob->units, opt->prob->units);
+    return BOSCH_OK;
+}
+
+int bosch_candidate_request(bosch_optimizer *opt, size_t i, double *fidelity, uint32_t *draw)
+{
+    if (!opt)
+        return BOSCH_E_INVALID;
+    if (i >= opt->nhost)
+        return session_refuse(opt, BOSCH_E_INVALID,
+                              "candidate %zu does not exist (pending batch holds %zu)", i,
+                              opt->nhost);
+    size_t b = opt->host_idx[i];
+    if (fidelity)
+        *fidelity = opt->batch.fidelity[b];
+    if (draw)
+        *draw = opt->batch.draws[b];
     return BOSCH_OK;
 }
 

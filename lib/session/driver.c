@@ -31,7 +31,10 @@ static void evaluate_one(void *ctx, size_t i)
     if (serial)
         uv_mutex_lock(&opt->eval_mu);
     double t = session_now();
-    int st = opt->eval(opt->batch.masks + b * units, units, &s, opt->eval_user);
+    int st = opt->req_eval ? opt->req_eval(opt->batch.masks + b * units, units,
+                                           opt->batch.fidelity[b], opt->batch.draws[b], &s,
+                                           opt->eval_user)
+                           : opt->eval(opt->batch.masks + b * units, units, &s, opt->eval_user);
     double wall = session_now() - t;
     if (serial)
         uv_mutex_unlock(&opt->eval_mu);
@@ -101,17 +104,29 @@ static int evaluate_whole_batch(bosch_optimizer *opt, size_t n)
     size_t units = opt->prob->units;
     uint8_t *masks = malloc(n * units);
     double *scores = malloc(n * sizeof *scores);
-    if (!masks || !scores) {
+    double *fid = malloc(n * sizeof *fid);
+    uint32_t *draws = malloc(n * sizeof *draws);
+    if (!masks || !scores || !fid || !draws) {
         free(masks);
         free(scores);
+        free(fid);
+        free(draws);
         return session_fail(opt, BOSCH_E_NOMEM, "out of memory");
     }
-    for (size_t i = 0; i < n; i++)
-        memcpy(masks + i * units, opt->batch.masks + opt->host_idx[i] * units, units);
+    for (size_t i = 0; i < n; i++) {
+        size_t b = opt->host_idx[i];
+        memcpy(masks + i * units, opt->batch.masks + b * units, units);
+        fid[i] = opt->batch.fidelity[b];
+        draws[i] = opt->batch.draws[b];
+    }
     double t = session_now();
-    int st = opt->batch_eval(masks, n, units, scores, opt->eval_user);
+    int st = opt->req_batch_eval
+                 ? opt->req_batch_eval(masks, fid, draws, n, units, scores, opt->eval_user)
+                 : opt->batch_eval(masks, n, units, scores, opt->eval_user);
     double wall = (session_now() - t) / (double)n; /* the batch's time, shared */
     free(masks);
+    free(fid);
+    free(draws);
     int rc = BOSCH_OK;
     if (st != 0) {
         opt->host_status = st;
@@ -134,16 +149,22 @@ int bosch_optimize(bosch_optimizer *opt)
 {
     if (!opt)
         return BOSCH_E_INVALID;
-    if (!opt->eval && !opt->batch_eval) {
+    if (!opt->eval && !opt->batch_eval && !opt->req_eval && !opt->req_batch_eval) {
         return session_refuse(opt, BOSCH_E_STATE,
                               "no evaluator set: call bosch_set_evaluator first");
     }
+    if (opt->o.screen_fidelity < 1.0 && !opt->req_eval && !opt->req_batch_eval && !opt->started)
+        return session_refuse(opt, BOSCH_E_INVALID,
+                              "screen_fidelity %g needs an evaluator that reads the fidelity "
+                              "(bosch_set_request_evaluator or bosch_set_request_batch_evaluator)",
+                              opt->o.screen_fidelity);
     for (;;) {
         size_t n = 0;
         int rc = bosch_ask(opt, &n);
         if (rc != BOSCH_OK)
             return rc;
-        rc = opt->batch_eval ? evaluate_whole_batch(opt, n) : evaluate_singles(opt, n);
+        rc = opt->batch_eval || opt->req_batch_eval ? evaluate_whole_batch(opt, n)
+                                                    : evaluate_singles(opt, n);
         if (rc < 0)
             return rc;
     }

@@ -15,7 +15,8 @@
 /* One record; `normalized` NULL-json when have_norm is 0, `maskbuf` the
  * mask as '0'/'1' text. */
 static json_object *record_json(size_t i, const char *stage, double score, int have_norm,
-                                double normalized, size_t swa, double wall, const char *maskbuf)
+                                double normalized, size_t swa, double wall, double fidelity,
+                                uint32_t draw, const char *maskbuf)
 {
     json_object *o = json_object_new_object();
     if (!o)
@@ -26,6 +27,10 @@ static json_object *record_json(size_t i, const char *stage, double score, int h
     json_object_object_add(o, "normalized", have_norm ? json_object_new_double(normalized) : NULL);
     json_object_object_add(o, "swa_units", json_object_new_int64((int64_t)swa));
     json_object_object_add(o, "wall_s", isfinite(wall) ? json_object_new_double(wall) : NULL);
+    if (!(fidelity == 1.0 && draw == 0)) { /* a screened score or a confirmation draw */
+        json_object_object_add(o, "fidelity", json_object_new_double(fidelity));
+        json_object_object_add(o, "draw", json_object_new_int64(draw));
+    }
     json_object_object_add(o, "mask", json_object_new_string(maskbuf));
     return o;
 }
@@ -42,7 +47,8 @@ static json_object *result_record(const bosch_result *r, size_t i, char *maskbuf
     maskbuf[r->units] = '\0';
     double score = r->hist.scores[i];
     return record_json(i, bosch_stage_name(r->hist.stages[i]), score, r->anchors_known && !r->raw,
-                       (score - r->s_swa) / (r->s_full - r->s_swa), swa, r->hist.walls[i], maskbuf);
+                       (score - r->s_swa) / (r->s_full - r->s_swa), swa, r->hist.walls[i],
+                       r->hist.fidelity[i], r->hist.draws[i], maskbuf);
 }
 
 static int write_line(FILE *f, json_object *o)
@@ -105,7 +111,7 @@ int bosch_history_write(const char *path, size_t units, size_t n, const uint8_t 
         maskbuf[units] = '\0';
         rc = write_line(f, record_json(i, stages[i], scores[i], have_norm,
                                        (scores[i] - s_allswa) / (s_full - s_allswa), swa, NAN,
-                                       maskbuf));
+                                       1.0, 0, maskbuf));
     }
     free(maskbuf);
     if (fclose(f) != 0 && rc == BOSCH_OK)

@@ -70,6 +70,12 @@ char *session_journal_header(const bosch_optimizer *opt)
                            json_object_new_string(bosch_strategy_name(o->strategy[BOSCH_STAGE_GROUP])));
     if (o->raw_scores) /* only when set: older journals stay valid */
         json_object_object_add(h, "raw_scores", json_object_new_int(1));
+    if (o->confirm) { /* likewise */
+        json_object_object_add(h, "confirm", json_object_new_int64((int64_t)o->confirm));
+        json_object_object_add(h, "confirm_top", json_object_new_int64((int64_t)o->confirm_top));
+    }
+    if (o->screen_fidelity < 1.0)
+        json_object_object_add(h, "screen_fidelity", dbl(o->screen_fidelity));
     if (o->anchors_given) {
         json_object *a = json_object_new_array();
         json_object_array_add(a, dbl(o->s_full));

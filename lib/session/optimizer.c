@@ -115,6 +115,8 @@ int bosch_set_evaluator(bosch_optimizer *opt, bosch_eval_fn fn, void *user)
         return BOSCH_E_INVALID;
     opt->eval = fn;
     opt->batch_eval = NULL;
+    opt->req_eval = NULL;
+    opt->req_batch_eval = NULL;
     opt->eval_user = user;
     return BOSCH_OK;
 }
@@ -125,6 +127,33 @@ int bosch_set_batch_evaluator(bosch_optimizer *opt, bosch_batch_eval_fn fn, void
         return BOSCH_E_INVALID;
     opt->batch_eval = fn;
     opt->eval = NULL;
+    opt->req_eval = NULL;
+    opt->req_batch_eval = NULL;
+    opt->eval_user = user;
+    return BOSCH_OK;
+}
+
+int bosch_set_request_evaluator(bosch_optimizer *opt, bosch_request_eval_fn fn, void *user)
+{
+    if (!opt || !fn)
+        return BOSCH_E_INVALID;
+    opt->eval = NULL;
+    opt->batch_eval = NULL;
+    opt->req_eval = fn;
+    opt->req_batch_eval = NULL;
+    opt->eval_user = user;
+    return BOSCH_OK;
+}
+
+int bosch_set_request_batch_evaluator(bosch_optimizer *opt, bosch_request_batch_eval_fn fn,
+                                      void *user)
+{
+    if (!opt || !fn)
+        return BOSCH_E_INVALID;
+    opt->eval = NULL;
+    opt->batch_eval = NULL;
+    opt->req_eval = NULL;
+    opt->req_batch_eval = fn;
     opt->eval_user = user;
     return BOSCH_OK;
 }

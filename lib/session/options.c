@@ -48,6 +48,13 @@ enum kind { K_UINT, K_DOUBLE, K_BOOL, K_CHOICE, K_STRATEGY, K_PATH };
        "fdatasync after every journal write (0|1)")                                              \
     XX(RAW_SCORES, "raw_scores", K_BOOL, raw_scores, "0", 0, 1, "raw_scores",                      \
        "when S_full <= S_allSWA, search raw scores (normalized = NaN) instead of failing (0|1)")  \
+    XX(CONFIRM, "confirm", K_UINT, confirm, "0", 0, 1048576, "confirm (0..1048576)",               \
+       "fresh draws of the best masks after the search; the result reports their mean")         \
+    XX(CONFIRM_TOP, "confirm_top", K_UINT, confirm_top, "1", 1, 4096, "confirm_top (1..4096)",     \
+       "how many of the best masks share the confirmation draws")                                \
+    XX(SCREEN_FIDELITY, "screen_fidelity", K_DOUBLE, screen_fidelity, "1", 0.001, 1,               \
+       "screen_fidelity (0.001..1)",                                                             \
+       "stage 3 scores new candidates at this fidelity first (1 = off; needs a request evaluator)") \
     XX(VARIANT, "variant", K_CHOICE, variant, "full", 0, BOSCH_VARIANT_LAYER_LEVEL, "variant",     \
        "which parts of the method run: full|probe-only|group-only|layer-level")                  \
     XX(STRATEGY, "strategy", K_STRATEGY, strategy, "auto", -1, 0, "strategy",                      \
@@ -190,6 +197,21 @@ int bosch_set_alpha(bosch_optimizer *opt, double alpha)
 int bosch_set_group_cap(bosch_optimizer *opt, uint32_t units)
 {
     return set_uint(opt, OPT_GROUP_CAP, units);
+}
+
+int bosch_set_confirm(bosch_optimizer *opt, uint32_t draws)
+{
+    return set_uint(opt, OPT_CONFIRM, draws);
+}
+
+int bosch_set_confirm_top(bosch_optimizer *opt, uint32_t masks)
+{
+    return set_uint(opt, OPT_CONFIRM_TOP, masks);
+}
+
+int bosch_set_screen_fidelity(bosch_optimizer *opt, double fidelity)
+{
+    return set_double(opt, OPT_SCREEN_FIDELITY, fidelity);
 }
 
 int bosch_set_batch_size(bosch_optimizer *opt, uint32_t candidates)
@@ -587,6 +609,9 @@ struct lns_config session_lns_config(const struct options *o)
         c.strategy[s] = o->strategy[s];
     c.anchors_given = o->anchors_given;
     c.raw_scores = o->raw_scores;
+    c.confirm = (uint32_t)o->confirm;
+    c.confirm_top = (uint32_t)o->confirm_top;
+    c.screen_fidelity = o->screen_fidelity;
     c.s_full = o->s_full;
     c.s_swa = o->s_swa;
     return c;

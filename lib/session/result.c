@@ -39,13 +39,21 @@ int bosch_get_result(const bosch_optimizer *opt, bosch_result **out)
     }
     int64_t rec = m ? (lns_best(m) >= 0 ? lns_best(m) : lns_best_any(m)) : -1;
     r->feasible = m && lns_best(m) >= 0;
-    r->score = r->norm = r->objective = NAN;
+    r->score = r->norm = r->objective = r->search_score = r->score_se = NAN;
+    r->cost = m ? lns_cost(m) : 0.0;
     if (rec >= 0) {
         bitset_unpack(store_mask(&r->hist, (size_t)rec), p->units, r->mask);
         if (r->feasible) {
-            r->score = r->hist.scores[rec];
-            r->norm = lns_raw(m) ? NAN : lns_normalized(m, r->score);
+            r->search_score = r->score = r->hist.scores[rec];
             r->objective = lns_objective(m, (size_t)rec);
+            double mean, se;
+            r->confirmations = lns_confirmed(m, &mean, &se);
+            if (r->confirmations) { /* the mean of fresh draws replaces the search's draw */
+                r->objective += lns_normalized(m, mean) - lns_normalized(m, r->score);
+                r->score = mean;
+                r->score_se = se;
+            }
+            r->norm = lns_raw(m) ? NAN : lns_normalized(m, r->score);
         }
     }
     *out = r;
@@ -102,6 +110,26 @@ int bosch_result_head_mask(const bosch_result *r, uint8_t *out, size_t query_hea
 double bosch_result_score(const bosch_result *r)
 {
     return r ? r->score : NAN;
+}
+
+uint32_t bosch_result_confirmations(const bosch_result *r)
+{
+    return r ? r->confirmations : 0;
+}
+
+double bosch_result_score_stderr(const bosch_result *r)
+{
+    return r ? r->score_se : NAN;
+}
+
+double bosch_result_search_score(const bosch_result *r)
+{
+    return r ? r->search_score : NAN;
+}
+
+double bosch_result_cost(const bosch_result *r)
+{
+    return r ? r->cost : 0.0;
 }
 
 double bosch_result_normalized_score(const bosch_result *r)
@@ -176,6 +204,20 @@ int bosch_result_history_entry(const bosch_result *r, size_t i, uint8_t *mask, d
         *score = r->hist.scores[i];
     if (stage)
         *stage = r->hist.stages[i];
+    return BOSCH_OK;
+}
+
+int bosch_result_history_request(const bosch_result *r, size_t i, double *fidelity,
+                                 uint32_t *draw)
+{
+    if (!r)
+        return BOSCH_E_INVALID;
+    if (i >= r->hist.n)
+        return BOSCH_E_NOT_FOUND;
+    if (fidelity)
+        *fidelity = r->hist.fidelity[i];
+    if (draw)
+        *draw = r->hist.draws[i];
     return BOSCH_OK;
 }
 

@@ -11,6 +11,8 @@ struct bosch_result {
     size_t units;
     uint8_t *mask;
     double score, norm, objective, s_full, s_swa, alpha, rho;
+    double search_score, score_se, cost;
+    uint32_t confirmations;
     uint64_t evals[BOSCH_STAGE_COUNT];
     uint64_t replayed;
     eval_store hist;

@@ -33,6 +33,8 @@ struct options {
     char *journal_path;  /* NULL = no journal */
     int journal_mode, journal_sync;
     int raw_scores;      /* unordered anchors: search raw scores */
+    uint64_t confirm, confirm_top; /* confirmation draws of the best masks */
+    double screen_fidelity;        /* multi-fidelity screening (1 = off) */
 };
 
 struct bosch_optimizer {
@@ -40,6 +42,8 @@ struct bosch_optimizer {
     struct options o;
     bosch_eval_fn eval;
     bosch_batch_eval_fn batch_eval;
+    bosch_request_eval_fn req_eval;            /* the evaluators that read the request */
+    bosch_request_batch_eval_fn req_batch_eval;
     void *eval_user;
     bosch_log_fn log;
     void *log_user;

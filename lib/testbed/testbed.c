@@ -19,6 +19,7 @@ enum param {
     P_SYNERGY_FRACTION,
     P_CROSS_LAYER,
     P_NOISE,
+    P_FIDELITY_NOISE,
     P_COUNT
 };
 
@@ -30,6 +31,7 @@ static const struct {
     {"layer_sensitivity", 0.7, -1.0}, {"entanglement", 0.0, -1.0},
     {"backup_strength", 15.0, -1.0},  {"synergy_fraction", 0.25, 1.0},
     {"cross_layer", 0.5, 1.0},       {"noise", 0.0, -1.0},
+    {"fidelity_noise", 0.0, -1.0},
 };
 
 struct pair {
@@ -304,22 +306,52 @@ int bosch_testbed_score_clean(const bosch_testbed *tb, const uint8_t *mask, doub
     return BOSCH_OK;
 }
 
-int bosch_testbed_score(const bosch_testbed *tb, const uint8_t *mask, double *score)
+/* A standard normal that is a function of (seed, mask, stream). */
+static int mask_normal(const bosch_testbed *tb, const uint8_t *mask, uint64_t stream, double *z)
 {
-    int rc = bosch_testbed_score_clean(tb, mask, score);
-    if (rc < 0 || tb->p[P_NOISE] == 0.0)
-        return rc;
-    /* Noise is a function of (seed, mask): the same mask always scores the same. */
     size_t words = bitset_words(tb->units);
     uint64_t *packed = malloc(words * sizeof *packed);
     if (!packed)
         return BOSCH_E_NOMEM;
     bitset_pack(mask, tb->units, packed);
     prng rng;
-    prng_init(&rng, tb->seed, bitset_hash(packed, words));
+    prng_init(&rng, tb->seed, bitset_hash(packed, words) ^ stream);
     free(packed);
-    *score += tb->p[P_NOISE] * prng_normal(&rng);
+    *z = prng_normal(&rng);
     return BOSCH_OK;
+}
+
+int bosch_testbed_score_request(const bosch_testbed *tb, const uint8_t *mask, double fidelity,
+                                uint32_t draw, double *score)
+{
+    if (!(fidelity > 0.0 && fidelity <= 1.0))
+        return BOSCH_E_INVALID;
+    int rc = bosch_testbed_score_clean(tb, mask, score);
+    if (rc < 0)
+        return rc;
+    /* Noise is a function of (seed, mask, request): a request always scores the same.
+     * Draw 0 at full fidelity keeps the stream of bosch_testbed_score. */
+    double z;
+    if (tb->p[P_NOISE] != 0.0) {
+        uint64_t stream = draw ? 0x9e3779b97f4a7c15ull * draw : 0;
+        if ((rc = mask_normal(tb, mask, stream, &z)) < 0)
+            return rc;
+        *score += tb->p[P_NOISE] * z;
+    }
+    if (fidelity < 1.0 && tb->p[P_FIDELITY_NOISE] != 0.0) {
+        uint64_t fbits;
+        memcpy(&fbits, &fidelity, sizeof fbits);
+        uint64_t stream = 0xd1b54a32d192ed03ull * (draw + 1) ^ (fbits * 0xbf58476d1ce4e5b9ull);
+        if ((rc = mask_normal(tb, mask, stream, &z)) < 0)
+            return rc;
+        *score += tb->p[P_FIDELITY_NOISE] * sqrt(1.0 / fidelity - 1.0) * z;
+    }
+    return BOSCH_OK;
+}
+
+int bosch_testbed_score(const bosch_testbed *tb, const uint8_t *mask, double *score)
+{
+    return bosch_testbed_score_request(tb, mask, 1.0, 0, score);
 }
 
 double bosch_testbed_unit_cost(const bosch_testbed *tb, size_t unit)
@@ -359,6 +391,28 @@ int bosch_testbed_batch_eval(const uint8_t *masks, size_t n, size_t units, doubl
 {
     for (size_t i = 0; i < n; i++) {
         int rc = bosch_testbed_eval(masks + i * units, units, &scores[i], tb);
+        if (rc < 0)
+            return rc;
+    }
+    return BOSCH_OK;
+}
+
+int bosch_testbed_request_eval(const uint8_t *mask, size_t units, double fidelity, uint32_t draw,
+                               double *score, void *tb)
+{
+    const bosch_testbed *t = tb;
+    if (!t || units != t->units)
+        return BOSCH_E_INVALID;
+    return bosch_testbed_score_request(t, mask, fidelity, draw, score);
+}
+
+int bosch_testbed_request_batch_eval(const uint8_t *masks, const double *fidelity,
+                                     const uint32_t *draws, size_t n, size_t units, double *scores,
+                                     void *tb)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = bosch_testbed_request_eval(masks + i * units, units, fidelity[i], draws[i],
+                                            &scores[i], tb);
         if (rc < 0)
             return rc;
     }

@@ -9,7 +9,8 @@
 //     exactly "greedy decoding reproduces the answer": at each step the
 //     correct prefix is the greedy prefix), else 0.
 //   LOGPROB: mean over the answer tokens of log softmax(logits)[token].
-// The score of a mask is the mean over samples.
+// The score of a mask is the mean over samples (or over a subset of them,
+// score()'s `subset`: the multi-fidelity requests of the C API).
 #include "evaluator.hpp"
 
 #include "failure.hpp"
@@ -115,6 +116,7 @@ Evaluator::Evaluator(Model &model, const Task &task, Window w, Metric metric)
 Evaluator::Bucket Evaluator::make_bucket(const std::vector<size_t> &members) const {
     Bucket bk;
     bk.M = int64_t(members.size());
+    bk.members = members;
     for (size_t i : members) {
         const Sample &s = task_.samples[i];
         bk.A = std::max<int64_t>(bk.A, int64_t(s.answer.size()));
@@ -175,6 +177,42 @@ void Evaluator::make_buckets() {
         from = end;
     }
     cache_built_ = false;
+}
+
+std::vector<Evaluator::Bucket> Evaluator::subset_buckets(const std::vector<size_t> &subset) const {
+    std::vector<uint8_t> in(static_cast<size_t>(M_), 0);
+    for (size_t i : subset)
+        in[i] = 1;
+    std::vector<Bucket> out;
+    for (const Bucket &b : buckets_) {
+        std::vector<size_t> members;
+        std::vector<int64_t> pick;
+        for (size_t r = 0; r < b.members.size(); r++)
+            if (in[b.members[r]]) {
+                members.push_back(b.members[r]);
+                pick.push_back(int64_t(r));
+            }
+        if (members.empty())
+            continue;
+        if (members.size() == b.members.size()) {
+            out.push_back(b); // shares the bucket's tensors and cache
+            continue;
+        }
+        Bucket sb = make_bucket(members);
+        sb.from = &b;
+        sb.pick = torch::tensor(pick, torch::TensorOptions().dtype(torch::kInt64))
+                      .to(model_.device());
+        out.push_back(std::move(sb));
+    }
+    return out;
+}
+
+torch::Tensor Evaluator::cached_input(const Bucket &b, int64_t l) const {
+    if (!b.from)
+        return b.cache[size_t(l)];
+    // Causal attention: positions below the subset's length do not depend on
+    // the parent's longer padding, so the first T positions are exact.
+    return b.from->cache[size_t(l)].index_select(0, b.pick).narrow(1, 0, b.T).contiguous();
 }
 
 void Evaluator::set_buckets(uint32_t n) {
@@ -279,25 +317,35 @@ int64_t Evaluator::start_layer(const uint8_t *mask) const {
     return 0;
 }
 
-void Evaluator::score(const uint8_t *masks, size_t n, double *scores) {
+void Evaluator::score(const uint8_t *masks, size_t n, double *scores,
+                      const std::vector<size_t> &subset) {
     if (n == 0)
         return;
     if (!masks || !scores)
         invalid("masks and scores must not be NULL");
+    for (size_t i = 0; i < subset.size(); i++)
+        if (subset[i] >= size_t(M_) || (i > 0 && subset[i] <= subset[i - 1]))
+            invalid("sample subset must be ascending, distinct and below " + std::to_string(M_));
+    const bool all = subset.empty() || subset.size() == size_t(M_);
     if (metric_ == Metric::Match) { // generation: no teacher-forced rows, no cache
-        match_scores(model_, task_, w_, masks, n, batch_, scores, &layer_rows_);
+        match_scores(model_, task_, w_, masks, n, batch_, subset, scores, &layer_rows_);
         return;
     }
     const size_t units = size_t(model_.layers() * model_.kv_heads());
     if (cache_on_ && !cache_built_)
         build_cache();
+    std::vector<Bucket> sub;
+    if (!all)
+        sub = subset_buckets(subset);
+    const std::vector<Bucket> &bks = all ? buckets_ : sub;
+    const int64_t count = all ? M_ : int64_t(subset.size());
     std::vector<int64_t> start(n);
     for (size_t i = 0; i < n; i++)
         start[i] = start_layer(masks + i * units);
     // Candidates grouped by start layer (so that no forward recomputes layers
     // the cache holds), each group cut into forwards of at most `batch_`
     // candidates x all samples. Without the cache every start is 0: plain
-    // chunks of `batch_`.
+    // chunks of `batch_`. A subset is scored the same way on its buckets.
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), size_t(0));
     std::stable_sort(order.begin(), order.end(),
@@ -307,13 +355,13 @@ void Evaluator::score(const uint8_t *masks, size_t n, double *scores) {
         while (j < n && j - i < size_t(batch_) && start[order[j]] == start[order[i]])
             j++;
         std::vector<size_t> idx(order.begin() + long(i), order.begin() + long(j));
-        score_group(masks, idx, start[order[i]], scores);
+        score_group(masks, idx, start[order[i]], bks, count, scores);
         i = j;
     }
 }
 
 void Evaluator::score_group(const uint8_t *masks, const std::vector<size_t> &idx, int64_t start,
-                            double *scores) {
+                            const std::vector<Bucket> &bks, int64_t count, double *scores) {
     const int64_t L = model_.layers(), G = model_.kv_heads(), H = model_.hidden();
     const int64_t k = int64_t(idx.size()), units = L * G;
     const torch::Device dev = model_.device();
@@ -329,21 +377,21 @@ void Evaluator::score_group(const uint8_t *masks, const std::vector<size_t> &idx
     // Sum over samples, bucket by bucket: one forward of k candidates x the
     // bucket's samples each.
     torch::Tensor total = torch::zeros({k}, torch::TensorOptions().dtype(torch::kFloat64).device(dev));
-    for (const Bucket &b : buckets_) {
+    for (const Bucket &b : bks) {
         const int64_t B = k * b.M;
         torch::Tensor unit_masks = cand.expand({k, b.M, L, G}).reshape({B, L, G});
         torch::Tensor h;
         if (start == 0) {
             h = model_.embed(k == 1 ? b.tokens : b.tokens.repeat({k, 1}));
         } else {
-            const torch::Tensor &c = b.cache[size_t(start)];
+            const torch::Tensor c = cached_input(b, start);
             h = k == 1 ? c : c.unsqueeze(0).expand({k, b.M, b.T, H}).reshape({B, b.T, H});
         }
         h = model_.run_layers(h, unit_masks, w_, start, L);
         layer_rows_ += B * (L - start);
         total += sample_scores(b, k, h).sum(1);
     }
-    torch::Tensor s = (total / double(M_)).to(torch::kCPU).contiguous();
+    torch::Tensor s = (total / double(count)).to(torch::kCPU).contiguous();
     const double *sp = s.data_ptr<double>();
     for (int64_t c = 0; c < k; c++)
         scores[idx[size_t(c)]] = sp[c];

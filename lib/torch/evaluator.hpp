@@ -53,7 +53,14 @@ public:
     // layer (with the cache: the highest cached layer not above the
     // candidate's first SWA layer; without: 0) and each group is run in
     // forwards of at most batch() candidates x all samples. Throws on failure.
-    void score(const uint8_t *masks, size_t n, double *scores);
+    // `subset` (ascending, distinct, each < samples()) scores on those
+    // samples only (their mean); empty or every sample = the whole task, by
+    // the same computation. A subset keeps the buckets: each bucket's chosen
+    // samples form a bucket of their own, padded to their longest, reading
+    // the prefix cache's rows of those samples.
+    void score(const uint8_t *masks, size_t n, double *scores,
+               const std::vector<size_t> &subset = {});
+    size_t samples() const { return size_t(M_); }
 
     // Work counter for tests: sum over forwards of batch rows x layers run.
     int64_t layer_rows() const { return layer_rows_; }
@@ -70,13 +77,24 @@ private:
         torch::Tensor valid;         // bool [M, A]
         torch::Tensor lengths;       // f64 [M]: answer lengths
         std::vector<torch::Tensor> cache; // [layers + 1]; defined = cached input of that layer
+        std::vector<size_t> members;      // task sample of each row
+        // A subset's bucket (subset_buckets): no cache of its own; its rows
+        // are rows `pick` (int64 [M]) of bucket `from`, whose cache it reads.
+        const Bucket *from = nullptr;
+        torch::Tensor pick;
     };
     void make_buckets();
     Bucket make_bucket(const std::vector<size_t> &members) const;
+    // The buckets of a proper subset of the samples (ascending, distinct).
+    std::vector<Bucket> subset_buckets(const std::vector<size_t> &subset) const;
+    // The cached all-full input of layer l for the rows of b [M, T, H].
+    torch::Tensor cached_input(const Bucket &b, int64_t l) const;
     void build_cache();
     int64_t start_layer(const uint8_t *mask) const;
+    // Scores candidates idx of `masks` on the samples of `bks` (`count` in
+    // all), writing scores[idx[c]].
     void score_group(const uint8_t *masks, const std::vector<size_t> &idx, int64_t start,
-                     double *scores);
+                     const std::vector<Bucket> &bks, int64_t count, double *scores);
     // Per-sample scores [k, M] (f64) of one bucket from the hidden states h
     // [k*M, T, H] after the last layer. A metric that scores a greedy
     // continuation of N tokens would add its branch here (it decodes from

@@ -115,9 +115,16 @@ void check_match_task(const Task &task) {
 }
 
 void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *masks, size_t n,
-                  uint32_t batch, double *scores, int64_t *layer_rows) {
+                  uint32_t batch, const std::vector<size_t> &samples, double *scores,
+                  int64_t *layer_rows) {
     check_match_task(task);
-    const int64_t L = m.layers(), G = m.kv_heads(), M = int64_t(task.samples.size());
+    std::vector<size_t> pick = samples;
+    if (pick.empty()) {
+        pick.resize(task.samples.size());
+        for (size_t i = 0; i < pick.size(); i++)
+            pick[i] = i;
+    }
+    const int64_t L = m.layers(), G = m.kv_heads(), M = int64_t(pick.size());
     const size_t units = size_t(L * G);
     const size_t per = std::max<uint32_t>(1, batch);
     for (size_t c0 = 0; c0 < n; c0 += per) {
@@ -126,7 +133,7 @@ void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *ma
         std::vector<uint8_t> um(size_t(k) * size_t(M) * units);
         for (size_t c = 0; c < k; c++)
             for (int64_t b = 0; b < M; b++) {
-                const Sample &sm = task.samples[size_t(b)];
+                const Sample &sm = task.samples[pick[size_t(b)]];
                 seqs.push_back(Seq{sm.prompt, sm.prompt.size(), max_new_of(sm), false});
                 for (size_t u = 0; u < units; u++)
                     um[(c * size_t(M) + size_t(b)) * units + u] =
@@ -139,7 +146,8 @@ void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *ma
         for (size_t c = 0; c < k; c++) {
             double sum = 0.0;
             for (int64_t b = 0; b < M; b++)
-                sum += match_of(task, task.samples[size_t(b)], seqs[c * size_t(M) + size_t(b)]);
+                sum += match_of(task, task.samples[pick[size_t(b)]],
+                                seqs[c * size_t(M) + size_t(b)]);
             scores[c0 + c] = sum / double(M);
         }
     }

@@ -5,6 +5,7 @@
 #include "tasks.hpp"
 
 #include <cstdint>
+#include <vector>
 
 namespace bosch_torch {
 
@@ -17,9 +18,12 @@ namespace bosch_torch {
 // At most `batch` candidates x all samples per forward. Each generated token
 // re-runs the whole sequence (no KV cache): cost grows with max_new_tokens.
 // `layer_rows` (may be null) accumulates batch rows x layers run.
+// `samples` (task sample indices) scores on those samples only (their mean);
+// empty = every sample.
 // Throws Failure(BOSCH_E_INVALID) for a task without a tokenizer or answers.
 void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *masks, size_t n,
-                  uint32_t batch, double *scores, int64_t *layer_rows);
+                  uint32_t batch, const std::vector<size_t> &samples, double *scores,
+                  int64_t *layer_rows);
 
 // Throws Failure(BOSCH_E_INVALID) unless `task` can be scored by the match
 // metric (made from text: a tokenizer and answer strings). The evaluator

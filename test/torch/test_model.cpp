@@ -783,6 +783,155 @@ static void test_niah_ids() {
 // The evaluator as the optimizer's batch evaluator. Answers are the model's
 // own greedy continuations under full attention, so that full attention
 // scores above all-SWA (the anchors) and the whole search runs.
+// bosch_torch_request_batch_eval: request i at fidelity f is scored on
+// k = max(1, ceil(f * S)) samples from (draw * k) mod S on, cyclically.
+static int requests(const std::vector<uint8_t> &masks, const std::vector<double> &fid,
+                    const std::vector<uint32_t> &draws, size_t U, std::vector<double> &out,
+                    bosch_torch_evaluator *e) {
+    out.assign(fid.size(), std::nan(""));
+    return bosch_torch_request_batch_eval(masks.data(), fid.data(), draws.data(), fid.size(), U,
+                                          out.data(), e);
+}
+
+static void test_request_eval(bosch_torch_model *m) {
+    const size_t U = 6;
+    const size_t lens[] = {9, 16, 12, 21, 9, 14, 5};
+    const size_t S = sizeof lens / sizeof lens[0];
+    bosch_torch_task *task = new bosch_torch_task;
+    for (size_t i = 0; i < S; i++) {
+        Sample s;
+        s.prompt = random_tokens(lens[i], 50, 500 + uint32_t(i));
+        size_t alen = 1 + i % 3;
+        s.answer = i % 2 ? greedy(m, s.prompt, alen) : random_tokens(alen, 50, 600 + uint32_t(i));
+        task->task.samples.push_back(s);
+    }
+    const std::vector<uint8_t> masks = {
+        0, 0, 0, 0, 0, 0, //
+        1, 1, 1, 1, 1, 1, //
+        0, 0, 0, 0, 0, 1, //
+        0, 1, 0, 0, 1, 1, //
+    };
+    const size_t n = masks.size() / U;
+    // The masks repeated `times` times, and fidelity/draws of that length.
+    auto rep = [&](size_t times) {
+        std::vector<uint8_t> r;
+        for (size_t t = 0; t < times; t++)
+            r.insert(r.end(), masks.begin(), masks.end());
+        return r;
+    };
+    for (int metric : {BOSCH_TORCH_METRIC_LOGPROB, BOSCH_TORCH_METRIC_EXACT}) {
+        // alone[i][c]: mask c on sample i as a one-sample task.
+        std::vector<std::vector<double>> alone;
+        for (size_t i = 0; i < S; i++) {
+            bosch_torch_task one;
+            one.task.samples.push_back(task->task.samples[i]);
+            alone.push_back(eval_scores(m, &one, metric, 1, false, 1, masks, U));
+        }
+        double worst_alone = 0, worst_mean = 0, worst_mixed = 0;
+        for (bool cache : {false, true})
+            for (uint32_t batch : {1u, 3u}) {
+                bosch_torch_evaluator *e = bosch_torch_evaluator_open(m, task, 3, 1, metric);
+                EXPECT(e != nullptr);
+                if (!e)
+                    continue;
+                EXPECT(bosch_torch_evaluator_set_prefix_cache(e, cache) == BOSCH_OK);
+                EXPECT(bosch_torch_evaluator_set_batch(e, batch) == BOSCH_OK);
+                std::vector<double> full(n), got;
+                EXPECT(bosch_torch_batch_eval(masks.data(), n, U, full.data(), e) == BOSCH_OK);
+                // (1) Fidelity 1: every draw is bosch_torch_batch_eval, bit for bit.
+                for (uint32_t d : {0u, 3u}) {
+                    EXPECT(requests(masks, std::vector<double>(n, 1.0),
+                                    std::vector<uint32_t>(n, d), U, got, e) == BOSCH_OK);
+                    EXPECT(std::memcmp(got.data(), full.data(), n * sizeof(double)) == 0);
+                }
+                // (2) Fidelity 1/S: draw d is sample d mod S alone; the mean over
+                // d = 0..S-1 is the full score.
+                std::vector<double> mean(n, 0.0);
+                for (uint32_t d = 0; d < S + 2; d++) {
+                    const int64_t w0 = e->ev->layer_rows();
+                    EXPECT(requests(masks, std::vector<double>(n, 1.0 / double(S)),
+                                    std::vector<uint32_t>(n, d), U, got, e) == BOSCH_OK);
+                    if (cache && d > 0) // one sample's rows only (cache warm)
+                        EXPECT(e->ev->layer_rows() - w0 <= int64_t(n) * 3);
+                    for (size_t c = 0; c < n; c++) {
+                        const double dd = std::fabs(got[c] - alone[d % S][c]);
+                        worst_alone = std::max(worst_alone, std::isnan(dd) ? 1e9 : dd);
+                        if (d < S)
+                            mean[c] += got[c] / double(S);
+                    }
+                }
+                for (size_t c = 0; c < n; c++)
+                    worst_mean = std::max(worst_mean, std::fabs(mean[c] - full[c]));
+                // Wrapping and k = ceil(f * S): f = 0.5 -> 4 samples, draw 1 ->
+                // samples 4, 5, 6, 0; f = 2/7 -> 2 samples, draw 1 -> 2, 3.
+                EXPECT(requests(masks, std::vector<double>(n, 0.5), std::vector<uint32_t>(n, 1),
+                                U, got, e) == BOSCH_OK);
+                for (size_t c = 0; c < n; c++) {
+                    const double want =
+                        (alone[4][c] + alone[5][c] + alone[6][c] + alone[0][c]) / 4.0;
+                    worst_alone = std::max(worst_alone, std::fabs(got[c] - want));
+                }
+                EXPECT(requests(masks, std::vector<double>(n, 2.0 / 7.0),
+                                std::vector<uint32_t>(n, 1), U, got, e) == BOSCH_OK);
+                for (size_t c = 0; c < n; c++)
+                    worst_alone = std::max(worst_alone,
+                                           std::fabs(got[c] - (alone[2][c] + alone[3][c]) / 2.0));
+                // (3) Mixed fidelities and draws in one call = one request at a time.
+                const size_t times = 4;
+                const std::vector<uint8_t> all = rep(times);
+                std::vector<double> fid, single;
+                std::vector<uint32_t> draws;
+                const double fs[] = {1.0, 0.5, 1.0 / 7.0, 0.3, 0.5, 1.0, 0.9, 1.0 / 7.0};
+                const uint32_t ds[] = {0, 2, 5, 1, 2, 7, 4000000000u, 5};
+                for (size_t i = 0; i < times * n; i++) {
+                    fid.push_back(fs[i % 8]);
+                    draws.push_back(ds[(i / 3) % 8]);
+                }
+                EXPECT(requests(all, fid, draws, U, got, e) == BOSCH_OK);
+                for (size_t i = 0; i < fid.size(); i++) {
+                    double one = std::nan("");
+                    EXPECT(bosch_torch_request_batch_eval(all.data() + i * U, &fid[i], &draws[i],
+                                                          1, U, &one, e) == BOSCH_OK);
+                    const double dd = std::fabs(got[i] - one);
+                    worst_mixed = std::max(worst_mixed, std::isnan(dd) ? 1e9 : dd);
+                    single.push_back(one);
+                }
+                if (batch == 1) // the same forwards, in another order
+                    EXPECT(std::memcmp(got.data(), single.data(), got.size() * sizeof(double)) ==
+                           0);
+                // (4) Fidelity outside (0, 1]: BOSCH_E_INVALID with a message.
+                for (double bad : {0.0, 1.5, std::nan(""), -0.25}) {
+                    std::vector<double> f(n, 1.0);
+                    f[n - 1] = bad;
+                    EXPECT(requests(masks, f, std::vector<uint32_t>(n, 0), U, got, e) ==
+                           BOSCH_E_INVALID);
+                    EXPECT(std::strstr(bosch_torch_evaluator_last_error(e), "fidelity") !=
+                           nullptr);
+                }
+                // Other argument errors; n = 0 is a no-op; success clears the message.
+                EXPECT(bosch_torch_request_batch_eval(masks.data(), nullptr, nullptr, 1, U,
+                                                      got.data(), e) == BOSCH_E_INVALID);
+                EXPECT(std::strlen(bosch_torch_evaluator_last_error(e)) > 0);
+                EXPECT(requests(masks, std::vector<double>(n, 1.0), std::vector<uint32_t>(n, 0),
+                                U + 1, got, e) == BOSCH_E_INVALID);
+                EXPECT(std::strstr(bosch_torch_evaluator_last_error(e), "units") != nullptr);
+                EXPECT(bosch_torch_request_batch_eval(nullptr, nullptr, nullptr, 0, U, nullptr,
+                                                      e) == BOSCH_OK);
+                EXPECT(std::strlen(bosch_torch_evaluator_last_error(e)) == 0);
+                EXPECT(bosch_torch_request_batch_eval(masks.data(), nullptr, nullptr, 0, U,
+                                                      nullptr, nullptr) == BOSCH_E_INVALID);
+                bosch_torch_evaluator_free(e);
+            }
+        std::printf("requests, metric %d: max |1/S draw - sample alone| %.3g, |mean of draws - "
+                    "full| %.3g, |mixed batch - one at a time| %.3g\n",
+                    metric, worst_alone, worst_mean, worst_mixed);
+        EXPECT(worst_alone < 1e-5);
+        EXPECT(worst_mean < 1e-9);
+        EXPECT(worst_mixed < 1e-9);
+    }
+    bosch_torch_task_free(task);
+}
+
 static void test_optimizer(bosch_torch_model *m) {
     bosch_torch_task *t = new bosch_torch_task;
     for (uint32_t i = 0; i < 4; i++) {
@@ -1064,6 +1213,7 @@ int main() {
             test_batched_equals_sequential(m);
             test_evaluator(m);
             test_mixed_lengths(m);
+            test_request_eval(m);
             test_optimizer(m);
         }
         bosch_torch_model_free(m);
