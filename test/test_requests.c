@@ -5,6 +5,8 @@
  * counted in full-evaluation equivalents.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "support/support.h"
 
@@ -346,6 +348,99 @@ START_TEST(asktell_requests)
 }
 END_TEST
 
+/* Stops its optimizer after `stop_after` requests. */
+struct stopper {
+    const bosch_testbed *tb;
+    bosch_optimizer *opt;
+    size_t calls, stop_after;
+};
+
+static int stopping_eval(const uint8_t *mask, size_t units, double fidelity, uint32_t draw,
+                         double *score, void *user)
+{
+    struct stopper *st = user;
+    if (++st->calls == st->stop_after)
+        bosch_force_stop(st->opt);
+    return bosch_testbed_request_eval(mask, units, fidelity, draw, score, (void *)st->tb);
+}
+
+static bosch_optimizer *journal_opt(const bosch_problem *p, const char *path, int mode)
+{
+    bosch_optimizer *opt = bosch_optimizer_create(p);
+    ck_assert_int_eq(bosch_set_seed(opt, 9), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_budget(opt, 160), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_confirm(opt, 10), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_confirm_top(opt, 2), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_screen_fidelity(opt, 0.25), BOSCH_OK);
+    if (path)
+        ck_assert_int_eq(bosch_set_journal(opt, path, mode), BOSCH_OK);
+    return opt;
+}
+
+/* A run cut twice (once in the screening, once in the confirmation draws)
+ * and resumed from its journal ends with the uninterrupted run's history
+ * and result, and no request is evaluated twice. */
+START_TEST(journal_resume_requests)
+{
+    bosch_testbed *tb = make_testbed(8, 4, 17, 0.3, 0.01);
+    ck_assert_int_eq(bosch_testbed_set(tb, "fidelity_noise", 0.01), BOSCH_OK);
+    bosch_problem *p = problem(8, 4, 0.5);
+    struct stopper ref_st = {tb, NULL, 0, 0};
+    bosch_optimizer *ref = journal_opt(p, NULL, 0);
+    ref_st.opt = ref;
+    ck_assert_int_eq(bosch_set_request_evaluator(ref, stopping_eval, &ref_st), BOSCH_OK);
+    ck_assert(bosch_optimize(ref) > 0);
+    bosch_result *a = NULL;
+    ck_assert_int_eq(bosch_get_result(ref, &a), BOSCH_OK);
+    size_t total = bosch_result_history_size(a);
+    ck_assert_uint_eq(ref_st.calls, total);
+
+    char path[] = "/tmp/bosch-requests-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    size_t cuts[2] = {total / 2, total - 4}, fresh = 0;
+    for (int k = 0; k < 3; k++) {
+        bosch_optimizer *opt = journal_opt(p, path, k == 0 ? BOSCH_JOURNAL_CREATE
+                                                           : BOSCH_JOURNAL_RESUME);
+        struct stopper st = {tb, opt, 0, k < 2 ? cuts[k] - fresh : 0};
+        ck_assert_int_eq(bosch_set_request_evaluator(opt, stopping_eval, &st), BOSCH_OK);
+        int rc = bosch_optimize(opt);
+        fresh += st.calls;
+        if (k < 2) {
+            ck_assert_int_eq(rc, BOSCH_FORCED_STOP);
+            bosch_optimizer_free(opt);
+            continue;
+        }
+        ck_assert_int_eq(rc, bosch_result_status(a));
+        bosch_result *b = NULL;
+        ck_assert_int_eq(bosch_get_result(opt, &b), BOSCH_OK);
+        ck_assert_uint_eq(bosch_result_history_size(b), total);
+        for (size_t i = 0; i < total; i++) {
+            uint8_t ma[32], mb[32];
+            double sa, sb, fa, fb;
+            uint32_t da, db;
+            ck_assert_int_eq(bosch_result_history_entry(a, i, ma, &sa, NULL), BOSCH_OK);
+            ck_assert_int_eq(bosch_result_history_entry(b, i, mb, &sb, NULL), BOSCH_OK);
+            ck_assert_int_eq(bosch_result_history_request(a, i, &fa, &da), BOSCH_OK);
+            ck_assert_int_eq(bosch_result_history_request(b, i, &fb, &db), BOSCH_OK);
+            ck_assert(memcmp(ma, mb, 32) == 0 && sa == sb && fa == fb && da == db);
+        }
+        ck_assert(bosch_result_score(a) == bosch_result_score(b));
+        ck_assert_uint_eq(bosch_result_confirmations(b), 5);
+        ck_assert_uint_eq(bosch_result_replayed(b), total - st.calls);
+        bosch_result_free(b);
+        bosch_optimizer_free(opt);
+    }
+    ck_assert_uint_eq(fresh, total); /* nothing evaluated twice */
+    unlink(path);
+    bosch_result_free(a);
+    bosch_optimizer_free(ref);
+    bosch_problem_free(p);
+    bosch_testbed_free(tb);
+}
+END_TEST
+
 static Suite *requests_suite(void)
 {
     Suite *s = suite_create("requests");
@@ -356,6 +451,7 @@ static Suite *requests_suite(void)
     tcase_add_test(tc, confirmation_top);
     tcase_add_test(tc, screening);
     tcase_add_test(tc, asktell_requests);
+    tcase_add_test(tc, journal_resume_requests);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -120,7 +120,7 @@ BOSCH_API int bosch_testbed_optimum(const bosch_testbed *tb, const bosch_problem
  *    returns: S = sum_l s_l g_l(n_l / G) / sum_l s_l, n_l the full units of
  *    layer l, g_l(x) = (1 - exp(-a_l x)) / (1 - exp(-a_l)) concave, scale
  *    s_l = exp(N(0,1)), curvature a_l log-uniform in [0.3, 8]; in [0, 1].
- * Only the "noise" parameter applies to a family (bosch_testbed_set of an
+ * Only "noise" and "fidelity_noise" apply to a family (bosch_testbed_set of an
  * energy parameter returns BOSCH_E_OPTION, bosch_testbed_get gives NaN);
  * bosch_testbed_unit_cost is NaN and bosch_testbed_interactions 0. Scoring,
  * the evaluators and bosch_testbed_optimum work for every family.

@@ -256,7 +256,7 @@ int bosch_testbed_set(bosch_testbed *tb, const char *param, double value)
     if (!tb || !param)
         return BOSCH_E_INVALID;
     int i = find_param(param);
-    if (i < 0 || (tb->family != BOSCH_TESTBED_ENERGY && i != P_NOISE))
+    if (i < 0 || (tb->family != BOSCH_TESTBED_ENERGY && i != P_NOISE && i != P_FIDELITY_NOISE))
         return BOSCH_E_OPTION;
     if (!isfinite(value) || value < 0.0 || (params[i].max >= 0.0 && value > params[i].max))
         return BOSCH_E_INVALID;
@@ -273,7 +273,8 @@ int bosch_testbed_set(bosch_testbed *tb, const char *param, double value)
 double bosch_testbed_get(const bosch_testbed *tb, const char *param)
 {
     int i = find_param(param);
-    if (tb && i >= 0 && tb->family != BOSCH_TESTBED_ENERGY && i != P_NOISE)
+    if (tb && i >= 0 && tb->family != BOSCH_TESTBED_ENERGY && i != P_NOISE &&
+        i != P_FIDELITY_NOISE)
         return NAN;
     return tb && i >= 0 ? tb->p[i] : NAN;
 }

@@ -36,7 +36,8 @@ import threading
 from ctypes import (CFUNCTYPE, POINTER, c_char_p, c_double, c_int, c_size_t, c_uint32,
                     c_uint64, c_void_p)
 
-__all__ = ["lib", "library_path", "missing_symbols", "EVAL_FN", "BATCH_EVAL_FN", "LOG_FN",
+__all__ = ["lib", "library_path", "missing_symbols", "EVAL_FN", "BATCH_EVAL_FN",
+           "REQUEST_EVAL_FN", "REQUEST_BATCH_EVAL_FN", "LOG_FN",
            "PROGRESS_FN", "STRATEGY_INIT_FN", "STRATEGY_PROPOSE_FN", "STRATEGY_OBSERVE_FN",
            "STRATEGY_DESTROY_FN", "OBJECTIVE_FN", "SUPPORTED_MAJOR", "LibraryNotFoundError",
            "LIBRARIES", "library_candidates", "standard_dirs", "multiarch", "load_text",
@@ -202,6 +203,14 @@ library_file = loaded_path(lib, library_path)
 EVAL_FN = CFUNCTYPE(c_int, c_void_p, c_size_t, c_double_p, c_void_p)
 # int (*bosch_batch_eval_fn)(const uint8_t *masks, size_t n, size_t units, double *scores, void *user)
 BATCH_EVAL_FN = CFUNCTYPE(c_int, c_void_p, c_size_t, c_size_t, c_double_p, c_void_p)
+# int (*bosch_request_eval_fn)(const uint8_t *mask, size_t units, double fidelity,
+#                              uint32_t draw, double *score, void *user)
+REQUEST_EVAL_FN = CFUNCTYPE(c_int, c_void_p, c_size_t, c_double, c_uint32, c_double_p, c_void_p)
+# int (*bosch_request_batch_eval_fn)(const uint8_t *masks, const double *fidelity,
+#                                    const uint32_t *draws, size_t n, size_t units,
+#                                    double *scores, void *user)
+REQUEST_BATCH_EVAL_FN = CFUNCTYPE(c_int, c_void_p, c_double_p, c_uint32_p, c_size_t, c_size_t,
+                                  c_double_p, c_void_p)
 # void (*bosch_log_fn)(int level, const char *msg, void *user)
 LOG_FN = CFUNCTYPE(None, c_int, c_char_p, c_void_p)
 # void (*bosch_progress_fn)(const bosch_progress *p, void *user)
@@ -270,6 +279,10 @@ _PROTOTYPES = {
     "bosch_set_variant": (c_int, [H, c_int]),
     "bosch_set_strategy": (c_int, [H, c_int, H]),
     "bosch_set_anchors": (c_int, [H, c_double, c_double]),
+    # confirmation draws and multi-fidelity screening
+    "bosch_set_confirm": (c_int, [H, c_uint32]),
+    "bosch_set_confirm_top": (c_int, [H, c_uint32]),
+    "bosch_set_screen_fidelity": (c_int, [H, c_double]),
     "bosch_set_option": (c_int, [H, c_char_p, c_char_p]),
     "bosch_get_option": (c_int, [H, c_char_p, ctypes.c_char_p, c_size_t]),
     # typed options and the option table
@@ -298,6 +311,8 @@ _PROTOTYPES = {
     "bosch_progress_replayed": (c_uint64, [H]),
     "bosch_set_evaluator": (c_int, [H, EVAL_FN, c_void_p]),
     "bosch_set_batch_evaluator": (c_int, [H, BATCH_EVAL_FN, c_void_p]),
+    "bosch_set_request_evaluator": (c_int, [H, REQUEST_EVAL_FN, c_void_p]),
+    "bosch_set_request_batch_evaluator": (c_int, [H, REQUEST_BATCH_EVAL_FN, c_void_p]),
     "bosch_optimize": (c_int, [H]),
     "bosch_force_stop": (None, [H]),
     "bosch_set_threads": (c_int, [H, c_uint32]),
@@ -308,6 +323,8 @@ _PROTOTYPES = {
     "bosch_evaluator_status": (c_int, [H]),
     "bosch_ask": (c_int, [H, c_size_t_p]),
     "bosch_candidate": (c_int, [H, c_size_t, c_void_p]),
+    # (opt, i, double *fidelity, uint32_t *draw)
+    "bosch_candidate_request": (c_int, [H, c_size_t, c_double_p, c_uint32_p]),
     "bosch_candidate_stage": (c_int, [H]),
     "bosch_tell": (c_int, [H, c_size_t, c_double]),
     "bosch_tell_failure": (c_int, [H, c_size_t, c_int]),
@@ -326,10 +343,16 @@ _PROTOTYPES = {
     "bosch_result_ratio": (c_double, [H]),
     "bosch_result_layer_ratios": (c_int, [H, c_double_p, c_size_t]),
     "bosch_result_kv_saving": (c_double, [H, c_uint64, c_uint64, c_uint64]),
+    "bosch_result_confirmations": (c_uint32, [H]),
+    "bosch_result_score_stderr": (c_double, [H]),
+    "bosch_result_search_score": (c_double, [H]),
+    "bosch_result_cost": (c_double, [H]),
     "bosch_result_evaluations": (c_uint64, [H, c_int]),
     "bosch_result_replayed": (c_uint64, [H]),
     "bosch_result_history_size": (c_size_t, [H]),
     "bosch_result_history_entry": (c_int, [H, c_size_t, c_void_p, c_double_p, c_int_p]),
+    # (r, i, double *fidelity, uint32_t *draw)
+    "bosch_result_history_request": (c_int, [H, c_size_t, c_double_p, c_uint32_p]),
     "bosch_result_history_wall": (c_double, [H, c_size_t]),
     "bosch_result_write_history": (c_int, [H, c_char_p]),
     # ---- strategy.h -------------------------------------------------------
@@ -435,6 +458,13 @@ _PROTOTYPES = {
     "bosch_testbed_interaction": (c_int, [H, c_size_t, c_size_t_p, c_size_t_p, c_double_p]),
     "bosch_testbed_eval": (c_int, [c_void_p, c_size_t, c_double_p, c_void_p]),
     "bosch_testbed_batch_eval": (c_int, [c_void_p, c_size_t, c_size_t, c_double_p, c_void_p]),
+    # (tb, mask, fidelity, draw, double *score)
+    "bosch_testbed_score_request": (c_int, [H, c_void_p, c_double, c_uint32, c_double_p]),
+    # bosch_request_eval_fn / bosch_request_batch_eval_fn with the testbed as `user`
+    "bosch_testbed_request_eval": (c_int, [c_void_p, c_size_t, c_double, c_uint32, c_double_p,
+                                           c_void_p]),
+    "bosch_testbed_request_batch_eval": (c_int, [c_void_p, c_double_p, c_uint32_p, c_size_t,
+                                                 c_size_t, c_double_p, c_void_p]),
     "bosch_testbed_optimum": (c_int, [H, H, c_void_p, c_double_p]),
     "bosch_testbed_create_family": (H, [c_int, c_uint32, c_uint32, c_uint64]),
     "bosch_testbed_family": (c_int, [H]),
@@ -472,6 +502,14 @@ def testbed_eval_pointer():
 
 def testbed_batch_eval_pointer():
     return _c_function("bosch_testbed_batch_eval", BATCH_EVAL_FN)
+
+
+def testbed_request_eval_pointer():
+    return _c_function("bosch_testbed_request_eval", REQUEST_EVAL_FN)
+
+
+def testbed_request_batch_eval_pointer():
+    return _c_function("bosch_testbed_request_batch_eval", REQUEST_BATCH_EVAL_FN)
 
 
 def text(ptr: bytes | None) -> str:
@@ -589,6 +627,10 @@ TORCH_PROTOTYPES = {
     "bosch_torch_evaluator_set_prefix_cache": (c_int, [H, c_int]),
     # bosch_batch_eval_fn: (const uint8_t *masks, n, units, double *scores, void *evaluator)
     "bosch_torch_batch_eval": (c_int, [c_void_p, c_size_t, c_size_t, c_double_p, c_void_p]),
+    # bosch_request_batch_eval_fn: (const uint8_t *masks, const double *fidelity,
+    #   const uint32_t *draws, n, units, double *scores, void *evaluator)
+    "bosch_torch_request_batch_eval": (c_int, [c_void_p, c_double_p, c_uint32_p, c_size_t,
+                                               c_size_t, c_double_p, c_void_p]),
     "bosch_torch_evaluator_last_error": (c_char_p, [H]),
     # static scores
     "bosch_torch_scorer_name": (c_char_p, [c_int]),
@@ -641,3 +683,14 @@ def load_torch() -> tuple[ctypes.CDLL, str]:
 def torch_batch_eval_pointer():
     """bosch_torch_batch_eval as a bosch_batch_eval_fn pointer (for bosch_set_batch_evaluator)."""
     return BATCH_EVAL_FN(("bosch_torch_batch_eval", load_torch()[0]))
+
+
+def torch_request_batch_eval_pointer():
+    """bosch_torch_request_batch_eval as a bosch_request_batch_eval_fn pointer (for
+    bosch_set_request_batch_evaluator). AttributeError naming the symbol when the
+    loaded libbosch-torch predates it."""
+    cdll = load_torch()[0]
+    if "bosch_torch_request_batch_eval" in missing_torch_symbols:
+        raise AttributeError("the loaded libbosch-torch has no bosch_torch_request_batch_eval "
+                             "(built before evaluation requests): rebuild it")
+    return REQUEST_BATCH_EVAL_FN(("bosch_torch_request_batch_eval", cdll))

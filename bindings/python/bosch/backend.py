@@ -34,7 +34,7 @@ from collections import namedtuple
 from . import _lib
 from ._handle import Handle
 from ._lib import text as _str
-from ._masks import mask_bytes
+from ._masks import double_array, mask_bytes, uint32_array
 from .errors import ErrorCode, check_status, error_for_status
 from .problem import Problem
 
@@ -450,7 +450,10 @@ class Evaluator(Handle):
     ``buckets`` length buckets (0: the default), ``prefix_cache``.
 
     Pass it to ``Optimizer.optimize(batch_evaluator=ev)`` (or ``evaluator=``):
-    the library then calls bosch_torch_batch_eval itself. Calling it
+    the library then calls bosch_torch_batch_eval itself; as
+    ``request_batch_evaluator=ev`` (or ``request_evaluator=``) it calls
+    bosch_torch_request_batch_eval, which reads each request's fidelity and
+    draw (for ``screen_fidelity`` and ``confirm``). Calling it
     (``ev(masks)``) scores a batch from Python.
     """
 
@@ -518,6 +521,24 @@ class Evaluator(Handle):
             check_status(status if status < 0 else ErrorCode.E_EVALUATOR, lambda: self.last_error)
         return list(out)
 
+    def score_requests(self, masks, fidelities, draws) -> list[float]:
+        """Scores of n requests (bosch_torch_request_batch_eval): mask i on
+        k = max(1, ceil(fidelities[i] * samples)) samples from sample
+        (draws[i] * k) mod samples on, cyclically. InvalidArgumentError for a
+        fidelity outside (0, 1]."""
+        raw, n = _mask_matrix(masks, self.units)
+        fid = double_array(list(fidelities), n, "fidelities")
+        drw = uint32_array(list(draws), n, "draws")
+        if n == 0:
+            return []
+        fn = _lib.torch_request_batch_eval_pointer()
+        buf = (ctypes.c_uint8 * len(raw)).from_buffer_copy(raw)
+        out = (ctypes.c_double * n)()
+        status = fn(buf, fid, drw, n, self.units, out, self._handle)
+        if status != 0:
+            check_status(status if status < 0 else ErrorCode.E_EVALUATOR, lambda: self.last_error)
+        return list(out)
+
     def __call__(self, masks) -> list[float]:
         return self.score_batch(masks)
 
@@ -534,6 +555,12 @@ class Evaluator(Handle):
     # Hook of Optimizer.set_batch_evaluator: the C function and its user data.
     def _c_batch_evaluator(self):
         return _lib.torch_batch_eval_pointer(), self._handle
+
+    # Hook of Optimizer.set_request_batch_evaluator / set_request_evaluator:
+    # bosch_torch_request_batch_eval (fidelity f: ceil(f * samples) samples,
+    # starting at draws[i] * k, cyclically) and its user data.
+    def _c_request_batch_evaluator(self):
+        return _lib.torch_request_batch_eval_pointer(), self._handle
 
     def _c_last_error(self) -> str:
         return self.last_error

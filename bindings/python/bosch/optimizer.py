@@ -5,6 +5,14 @@ Mask conventions of this module:
     objects of ``units`` bytes, each 0 (full attention) or 1 (SWA); index them
     like a list of ints, ``list(m)`` gives a list;
   * masks in results (``Result.mask``, ``HistoryRecord.mask`` ...) are lists of 0/1 ints.
+
+Evaluation requests: with ``screen_fidelity`` < 1 (multi-fidelity screening)
+or ``confirm`` > 0 (confirmation draws) a candidate comes with a request, a
+fidelity in (0, 1] (the share of the calibration samples to score on) and a
+draw (0 for a mask's first evaluation, 1, 2, ... for its confirmation draws,
+to be scored independently of draw 0). Request evaluators
+(:meth:`Optimizer.set_request_evaluator` / ``set_request_batch_evaluator``)
+receive them; in ask/tell mode :meth:`Optimizer.candidate_request` gives them.
 """
 
 from __future__ import annotations
@@ -17,8 +25,9 @@ import os
 import threading
 from dataclasses import dataclass, field
 
-from ._lib import (BATCH_EVAL_FN, EVAL_FN, LOG_FN, PROGRESS_FN, lib, testbed_batch_eval_pointer,
-                   testbed_eval_pointer, text)
+from ._lib import (BATCH_EVAL_FN, EVAL_FN, LOG_FN, PROGRESS_FN, REQUEST_BATCH_EVAL_FN,
+                   REQUEST_EVAL_FN, lib, testbed_batch_eval_pointer, testbed_eval_pointer,
+                   testbed_request_batch_eval_pointer, testbed_request_eval_pointer, text)
 from ._masks import _NORM, buffer_to_list
 from .errors import (ErrorCode, EvaluatorError, StopReason, check_status, err_name,
                      error_for_status, strerror)
@@ -106,6 +115,11 @@ class HistoryRecord:
     # Evaluator wall time in seconds (ask-to-tell time in ask/tell mode); NaN when
     # unknown. Not compared: it varies from run to run.
     wall_s: float = field(default=math.nan, compare=False)
+    # The request the score answers (bosch_result_history_request): the
+    # fidelity in (0, 1] (below 1: a screened score) and the draw (>= 1: a
+    # confirmation draw). 1.0 and 0 for an ordinary evaluation.
+    fidelity: float = 1.0
+    draw: int = 0
 
     @property
     def swa_units(self) -> int:
@@ -167,6 +181,18 @@ class Result:
     # Evaluations answered from a resumed journal (counted above too). Not
     # compared: a resumed run equals an uninterrupted one.
     replayed: int = field(default=0, compare=False)
+    # Confirmation draws (option "confirm") averaged into `score` (0: confirm
+    # off, or the run ended before confirming).
+    confirmations: int = 0
+    # Standard error of that mean (sd / sqrt(n)); NaN below 2 draws. Not
+    # compared (NaN != NaN): it follows from the history's draws, which are.
+    score_stderr: float = field(default=math.nan, compare=False)
+    # The raw score the search itself saw for the mask (its draw 0; equals
+    # `score` without confirmation draws).
+    search_score: float = math.nan
+    # Budget spent in full-evaluation equivalents (a fidelity-f evaluation
+    # counts f; equals total_evaluations without screening).
+    cost: float = 0.0
     _handle: _ResultHandle | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -214,13 +240,18 @@ def _read_result(rh: _ResultHandle, query_heads: int, with_history: bool = True)
         mbuf = (ctypes.c_uint8 * units)()
         score = ctypes.c_double()
         stage = ctypes.c_int()
+        fid = ctypes.c_double()
+        draw = ctypes.c_uint32()
         for i in range(n):
             check_status(lib.bosch_result_history_entry(h, i, mbuf, ctypes.byref(score),
                                                         ctypes.byref(stage)))
+            check_status(lib.bosch_result_history_request(h, i, ctypes.byref(fid),
+                                                          ctypes.byref(draw)))
             history.append(HistoryRecord(index=i, stage=stage.value,
                                          stage_name=stage_name(stage.value), score=score.value,
                                          mask=buffer_to_list(mbuf),
-                                         wall_s=lib.bosch_result_history_wall(h, i)))
+                                         wall_s=lib.bosch_result_history_wall(h, i),
+                                         fidelity=fid.value, draw=draw.value))
     return Result(
         status=st, status_name=err_name(st), feasible=bool(lib.bosch_result_feasible(h)),
         units=units, layers=layers, mask=buffer_to_list(buf), head_mask=buffer_to_list(hbuf),
@@ -230,7 +261,11 @@ def _read_result(rh: _ResultHandle, query_heads: int, with_history: bool = True)
         ratio=lib.bosch_result_ratio(h), layer_ratios=list(lr),
         evaluations={STAGES[s]: lib.bosch_result_evaluations(h, s) for s in range(len(STAGES))},
         total_evaluations=lib.bosch_result_evaluations(h, -1), history=history,
-        replayed=lib.bosch_result_replayed(h), _handle=rh)
+        replayed=lib.bosch_result_replayed(h),
+        confirmations=lib.bosch_result_confirmations(h),
+        score_stderr=lib.bosch_result_score_stderr(h),
+        search_score=lib.bosch_result_search_score(h), cost=lib.bosch_result_cost(h),
+        _handle=rh)
 
 
 def _read_progress(p) -> Progress:
@@ -310,6 +345,41 @@ def _make_batch_eval(fn, state: _CallbackState):
             return PYTHON_EXCEPTION_STATUS
 
     return BATCH_EVAL_FN(trampoline)
+
+
+def _make_request_eval(fn, state: _CallbackState):
+    string_at = ctypes.string_at
+
+    def trampoline(mask, units, fidelity, draw, score, user):
+        try:
+            score[0] = float(fn(string_at(mask, units), fidelity, draw))
+            return 0
+        except BaseException as exc:  # must never propagate into C
+            state.capture(exc, stop=False)
+            return PYTHON_EXCEPTION_STATUS
+
+    return REQUEST_EVAL_FN(trampoline)
+
+
+def _make_request_batch_eval(fn, state: _CallbackState):
+    string_at = ctypes.string_at
+
+    def trampoline(masks, fidelity, draws, n, units, scores, user):
+        try:
+            raw = string_at(masks, n * units) if n else b""
+            batch = [raw[i * units:(i + 1) * units] for i in range(n)]
+            values = [float(v) for v in fn(batch, fidelity[:n], draws[:n])]
+            if len(values) != n:
+                raise ValueError(f"request batch evaluator returned {len(values)} scores "
+                                 f"for {n} masks")
+            for i, v in enumerate(values):
+                scores[i] = v
+            return 0
+        except BaseException as exc:
+            state.capture(exc, stop=False)
+            return PYTHON_EXCEPTION_STATUS
+
+    return REQUEST_BATCH_EVAL_FN(trampoline)
 
 
 def _make_progress(fn, state: _CallbackState):
@@ -408,8 +478,9 @@ class Optimizer:
     bosch_set_option: seed, budget, probe_budget, group_budget,
     probe_fraction, polish_fraction, time_limit, alpha, group_cap,
     batch_size, ratio_spread, threads, journal (a path, mode 'auto'; None
-    disables it), journal_sync, variant, strategy, probe_strategy,
-    group_strategy), plus ``anchors=(s_full, s_allswa)``. Strategy options
+    disables it), journal_sync, raw_scores, confirm, confirm_top,
+    screen_fidelity, variant, strategy, probe_strategy, group_strategy),
+    plus ``anchors=(s_full, s_allswa)``. Strategy options
     also accept a :class:`bosch.Strategy` object (or None for the default).
 
     ``threads=N`` evaluates up to N candidates of a batch at once; a Python
@@ -425,11 +496,16 @@ class Optimizer:
         ``optimize(batch_evaluator=g)`` with ``g(masks: list[bytes]) -> list[float]``;
         a :class:`bosch.Testbed` may be passed as either, and is then called
         directly by the library (no Python in the loop);
+      * evaluators that read the request (needed for ``screen_fidelity``
+        < 1, useful with ``confirm``): ``optimize(request_evaluator=f)`` with
+        ``f(mask: bytes, fidelity: float, draw: int) -> float`` or
+        ``optimize(request_batch_evaluator=g)`` with ``g(masks, fidelities,
+        draws) -> list[float]`` (a Testbed too);
       * the ask/tell loop::
 
             while batch := opt.ask():
                 for i, mask in enumerate(batch):
-                    opt.tell(i, score(mask))
+                    opt.tell(i, score(mask))   # or score(mask, *opt.candidate_request(i))
             result = opt.result()
 
     Higher scores are better. Exceptions raised by Python callbacks stop the
@@ -636,6 +712,33 @@ class Optimizer:
         self._check(lib.bosch_set_raw_scores(self._handle, 1 if raw else 0))
         return self
 
+    def set_confirm(self, draws: int) -> "Optimizer":
+        """Confirmation draws (option "confirm", default 0 = off): after the
+        search the best mask is evaluated again `draws` times (draw 1..draws,
+        full fidelity) and Result.score is the mean of those fresh draws
+        (Result.search_score keeps the search's own score). The draws come
+        out of the budget. A deterministic evaluator should read the draw
+        (set_request_evaluator, candidate_request)."""
+        self._check(lib.bosch_set_confirm(self._handle, int(draws)))
+        return self
+
+    def set_confirm_top(self, masks: int) -> "Optimizer":
+        """Spread the confirmation draws over the `masks` best distinct
+        feasible masks and report the best mean (option "confirm_top",
+        default 1)."""
+        self._check(lib.bosch_set_confirm_top(self._handle, int(masks)))
+        return self
+
+    def set_screen_fidelity(self, fidelity: float) -> "Optimizer":
+        """Multi-fidelity screening of stage 3 (option "screen_fidelity",
+        in (0, 1], default 1 = off): new candidates are first scored at this
+        fidelity, promising ones again at full fidelity; the budget counts a
+        fidelity-f evaluation as f (Result.cost). Needs a request evaluator or
+        ask/tell with candidate_request (optimize() with a plain evaluator
+        raises InvalidArgumentError)."""
+        self._check(lib.bosch_set_screen_fidelity(self._handle, float(fidelity)))
+        return self
+
     # -- callbacks ------------------------------------------------------------------
     def set_evaluator(self, fn, thread_safe: bool | None = None) -> "Optimizer":
         """Single-mask evaluator: ``fn(mask: bytes) -> float``, or a Testbed
@@ -695,6 +798,68 @@ class Optimizer:
             self._evaluator_kind = "python-batch"
         return self
 
+    def set_request_evaluator(self, fn, thread_safe: bool | None = None) -> "Optimizer":
+        """Evaluator that reads the request: ``fn(mask: bytes, fidelity: float,
+        draw: int) -> float`` (fidelity in (0, 1], the share of the
+        calibration samples to score on; draw 0 for a mask's first
+        evaluation, >= 1 for confirmation draws, to be scored independently),
+        or a Testbed (bosch_testbed_request_eval, in C), or a
+        :class:`bosch.backend.Evaluator` (its batch form). Replaces any other
+        evaluator. `thread_safe` as in :meth:`set_evaluator`."""
+        if hasattr(fn, "_c_request_batch_evaluator"):  # a C evaluator (bosch.backend.Evaluator)
+            return self.set_request_batch_evaluator(fn)
+        if thread_safe is None:
+            thread_safe = isinstance(fn, Testbed)
+        if isinstance(fn, Testbed):
+            ptr = testbed_request_eval_pointer()
+            self._check(lib.bosch_set_request_evaluator(self._handle, ptr, fn._handle))
+            self._keep["evaluator"] = (ptr, fn)
+            self._evaluator_kind = "testbed-request"
+        elif fn is None:
+            self._check(lib.bosch_set_request_evaluator(self._handle, REQUEST_EVAL_FN(), None))
+            self._evaluator_kind = None
+        else:
+            if not callable(fn):
+                raise TypeError("request evaluator must be callable or a bosch.Testbed")
+            cb = _make_request_eval(fn, self._state)
+            self._check(lib.bosch_set_request_evaluator(self._handle, cb, None))
+            self._keep["evaluator"] = cb
+            self._evaluator_kind = "python-request"
+        if fn is not None:
+            self.set_evaluator_thread_safe(thread_safe)
+        return self
+
+    def set_request_batch_evaluator(self, fn) -> "Optimizer":
+        """Batch evaluator that reads the requests: ``fn(masks: list[bytes],
+        fidelities: list[float], draws: list[int]) -> sequence of floats``
+        (request i belongs to mask i), or a Testbed
+        (bosch_testbed_request_batch_eval) or a :class:`bosch.backend.Evaluator`
+        (bosch_torch_request_batch_eval), evaluated in C. Replaces any other
+        evaluator."""
+        c_eval = getattr(fn, "_c_request_batch_evaluator", None)
+        if c_eval is not None:
+            ptr, user = c_eval()
+            self._check(lib.bosch_set_request_batch_evaluator(self._handle, ptr, user))
+            self._keep["evaluator"] = (ptr, fn)
+            self._evaluator_kind = "c-request-batch"
+        elif isinstance(fn, Testbed):
+            ptr = testbed_request_batch_eval_pointer()
+            self._check(lib.bosch_set_request_batch_evaluator(self._handle, ptr, fn._handle))
+            self._keep["evaluator"] = (ptr, fn)
+            self._evaluator_kind = "testbed-request-batch"
+        elif fn is None:
+            self._check(lib.bosch_set_request_batch_evaluator(self._handle,
+                                                              REQUEST_BATCH_EVAL_FN(), None))
+            self._evaluator_kind = None
+        else:
+            if not callable(fn):
+                raise TypeError("request batch evaluator must be callable or a bosch.Testbed")
+            cb = _make_request_batch_eval(fn, self._state)
+            self._check(lib.bosch_set_request_batch_evaluator(self._handle, cb, None))
+            self._keep["evaluator"] = cb
+            self._evaluator_kind = "python-request-batch"
+        return self
+
     def set_progress(self, fn) -> "Optimizer":
         """``fn(progress: Progress)`` after every batch and stage change; None removes it."""
         if fn is None:
@@ -729,7 +894,8 @@ class Optimizer:
     def _raise_status(self, status: int) -> None:
         if status < 0:
             msg = self._last_error()
-            if self._evaluator_kind == "c-batch":  # the C evaluator's own message
+            # a C evaluator (bosch.backend.Evaluator): add its own message
+            if self._evaluator_kind in ("c-batch", "c-request-batch"):
                 why = self._keep["evaluator"][1]._c_last_error()
                 if why and why not in msg:
                     msg = f"{msg}: {why}" if msg else why
@@ -744,25 +910,38 @@ class Optimizer:
 
     # -- running --------------------------------------------------------------------
     def optimize(self, evaluator=None, batch_evaluator=None, progress=None, log=None,
-                 log_level=LogLevel.INFO, evaluator_thread_safe: bool | None = None) -> Result:
+                 log_level=LogLevel.INFO, evaluator_thread_safe: bool | None = None,
+                 request_evaluator=None, request_batch_evaluator=None) -> Result:
         """Run the whole search (bosch_optimize) and return the Result.
 
         Evaluators/callbacks given here replace those set before (None keeps
-        them). `evaluator_thread_safe` declares whether the single-mask
-        evaluator may run on several threads at once (see set_evaluator;
-        None keeps the declaration, or takes set_evaluator's default when an
-        evaluator is given here). Raises the matching BoschError (with
-        ``.result`` attached) on a library error, or re-raises the exception
-        of a Python callback, whichever thread it was raised on.
+        them); give at most one of `evaluator`, `batch_evaluator`,
+        `request_evaluator` and `request_batch_evaluator` (see the
+        set_*evaluator methods). `evaluator_thread_safe` declares whether the
+        single-mask evaluator (plain or request) may run on several threads
+        at once (see set_evaluator; None keeps the declaration, or takes
+        set_evaluator's default when an evaluator is given here). Raises the
+        matching BoschError (with ``.result`` attached) on a library error,
+        or re-raises the exception of a Python callback, whichever thread it
+        was raised on.
         """
-        if evaluator is not None and batch_evaluator is not None:
-            raise ValueError("give either evaluator or batch_evaluator, not both")
+        given = [name for name, v in (("evaluator", evaluator),
+                                      ("batch_evaluator", batch_evaluator),
+                                      ("request_evaluator", request_evaluator),
+                                      ("request_batch_evaluator", request_batch_evaluator))
+                 if v is not None]
+        if len(given) > 1:
+            raise ValueError(f"give one evaluator, not {' and '.join(given)}")
         if evaluator is not None:
             self.set_evaluator(evaluator, thread_safe=evaluator_thread_safe)
+        elif request_evaluator is not None:
+            self.set_request_evaluator(request_evaluator, thread_safe=evaluator_thread_safe)
         elif evaluator_thread_safe is not None:
             self.set_evaluator_thread_safe(evaluator_thread_safe)
         if batch_evaluator is not None:
             self.set_batch_evaluator(batch_evaluator)
+        if request_batch_evaluator is not None:
+            self.set_request_batch_evaluator(request_batch_evaluator)
         if progress is not None:
             self.set_progress(progress)
         if log is not None:
@@ -819,6 +998,18 @@ class Optimizer:
             self._check_const(lib.bosch_candidate(self._h, i, buf), f"candidate {i}")
             out.append(bytes(buf).translate(_NORM))
         return out
+
+    def candidate_request(self, i: int) -> tuple[float, int]:
+        """The request of candidate i of the pending batch: (fidelity, draw),
+        the fidelity in (0, 1] to score it at and its draw (0 for a mask's
+        first evaluation, >= 1 for a confirmation draw, to be scored
+        independently of draw 0). (1.0, 0) unless screen_fidelity or confirm
+        are set (bosch_candidate_request)."""
+        fid = ctypes.c_double()
+        draw = ctypes.c_uint32()
+        self._check(lib.bosch_candidate_request(self._handle, int(i), ctypes.byref(fid),
+                                                ctypes.byref(draw)))
+        return fid.value, draw.value
 
     @property
     def candidate_stage(self) -> str:

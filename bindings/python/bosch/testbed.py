@@ -8,14 +8,15 @@ import math
 
 from ._handle import Handle
 from ._lib import lib
-from ._masks import buffer_to_list, mask_bytes
+from ._masks import buffer_to_list, double_array, mask_bytes, uint32_array
 from .errors import ErrorCode, check_status, error_for_status
 
 __all__ = ["Testbed", "TESTBED_PARAMS", "Family"]
 
 #: Landscape parameters (bosch_testbed_set / bosch_testbed_get names).
 TESTBED_PARAMS = ("total_cost", "heavy_fraction", "layer_sensitivity", "entanglement",
-                  "backup_strength", "synergy_fraction", "cross_layer", "noise")
+                  "backup_strength", "synergy_fraction", "cross_layer", "noise",
+                  "fidelity_noise")
 
 
 class Family(enum.IntEnum):
@@ -44,7 +45,11 @@ class Testbed(Handle):
     Use it as the evaluator of an Optimizer for a run without Python in the
     loop: ``opt.optimize(evaluator=tb)`` or ``opt.optimize(batch_evaluator=tb)``
     pass bosch_testbed_eval / bosch_testbed_batch_eval with this testbed as
-    user data. Calling the testbed object (``tb(mask)``) scores in Python.
+    user data; ``opt.optimize(request_evaluator=tb)`` /
+    ``request_batch_evaluator=tb`` pass bosch_testbed_request_eval /
+    bosch_testbed_request_batch_eval (they read the fidelity and draw of
+    each request, see :meth:`score_request`). Calling the testbed object
+    (``tb(mask)``) scores in Python.
     """
 
     __test__ = False  # not a pytest test class
@@ -143,6 +148,35 @@ class Testbed(Handle):
         data = b"".join(mask_bytes(m, self._units) for m in masks)
         scores = (ctypes.c_double * n)()
         check_status(lib.bosch_testbed_batch_eval(data, n, self._units, scores, self._handle))
+        return list(scores)
+
+    def score_request(self, mask, fidelity: float = 1.0, draw: int = 0) -> float:
+        """The score of a request (bosch_testbed_score_request): draw d >= 1
+        adds noise drawn independently of draw 0, and fidelity f < 1 a
+        further Gaussian of standard deviation fidelity_noise * sqrt(1/f - 1).
+        Fidelity 1, draw 0 is :meth:`score`. InvalidArgumentError for a
+        fidelity outside (0, 1]."""
+        draw = int(draw)
+        if not 0 <= draw <= 0xFFFFFFFF:
+            raise ValueError(f"draw must be in [0, 2^32), got {draw}")
+        out = ctypes.c_double()
+        check_status(lib.bosch_testbed_score_request(self._handle, mask_bytes(mask, self._units),
+                                                     float(fidelity), draw, ctypes.byref(out)))
+        return out.value
+
+    def score_requests(self, masks, fidelities, draws) -> list[float]:
+        """Scores of many requests in one C call (bosch_testbed_request_batch_eval);
+        fidelities[i] and draws[i] belong to masks[i]."""
+        masks = list(masks)
+        n = len(masks)
+        fid = double_array(list(fidelities), n, "fidelities")
+        drw = uint32_array(list(draws), n, "draws")
+        if n == 0:
+            return []
+        data = b"".join(mask_bytes(m, self._units) for m in masks)
+        scores = (ctypes.c_double * n)()
+        check_status(lib.bosch_testbed_request_batch_eval(data, fid, drw, n, self._units, scores,
+                                                          self._handle))
         return list(scores)
 
     def unit_cost(self, unit: int) -> float:

@@ -11,6 +11,7 @@ shared CPU one thread is several times faster than two).
 
 import gc
 import json
+import math
 import os
 import re
 import subprocess
@@ -197,6 +198,34 @@ def test_anchors_ordered_per_layer(evaluator):
     one_layer = [1] * g + [0] * (3 * g)
     s_one = evaluator.score(one_layer)
     assert s_full >= s_one >= s_swa
+
+
+def test_requests(model, evaluator):
+    # bosch_torch_request_batch_eval: at fidelity 1 every draw scores the whole
+    # task (the score of score_batch); below 1 a share of the samples
+    units = evaluator.units
+    half = [1, 0] * (units // 2)
+    full_scores = evaluator.score_batch([bytes(units), half])
+    got = evaluator.score_requests([bytes(units), half, half], [1.0, 1.0, 1.0], [0, 0, 3])
+    assert got == pytest.approx(full_scores + full_scores[1:], abs=1e-4)
+    # two samples: fidelity 0.5 is one sample, draw d starts at sample d mod 2
+    s0, s1, s2 = evaluator.score_requests([half] * 3, [0.5] * 3, [0, 1, 2])
+    assert s2 == pytest.approx(s0, abs=1e-4)
+    assert all(math.isfinite(s) for s in (s0, s1))
+    assert evaluator.score_requests([], [], []) == []
+    with pytest.raises(bosch.InvalidArgumentError):
+        evaluator.score_requests([half], [0.0], [0])
+    # plugged into the optimizer: the library calls bosch_torch_request_batch_eval
+    problem = model.problem(ratio=0.5)
+    opt = bosch.Optimizer(problem, seed=0, budget=24, batch_size=8, confirm=2)
+    result = opt.optimize(request_batch_evaluator=evaluator)
+    assert result.ok and result.feasible and result.total_evaluations <= 24
+    assert result.confirmations == 2
+    assert result.score == pytest.approx(result.search_score, abs=1e-4)  # f = 1: same score
+    opt = bosch.Optimizer(problem, seed=0, budget=24, batch_size=8, screen_fidelity=0.5)
+    result = opt.optimize(request_evaluator=evaluator)  # takes the batch form
+    assert result.ok and result.cost <= 24
+    assert result.cost == pytest.approx(sum(h.fidelity for h in result.history))
 
 
 def test_static_scores(model, task, evaluator):
