@@ -283,9 +283,11 @@ bosch_problem *backend_problem(const struct backend *b)
     return bosch_torch_model_problem(b->m);
 }
 
+/* The request form, so that screen_fidelity and confirm reach the model
+ * (plain requests score exactly as bosch_torch_batch_eval). */
 int backend_attach(bosch_optimizer *opt, struct backend *b)
 {
-    return bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, b->e);
+    return bosch_set_request_batch_evaluator(opt, bosch_torch_request_batch_eval, b->e);
 }
 
 const char *backend_last_error(const struct backend *b)

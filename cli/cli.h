@@ -28,6 +28,8 @@ struct settings {
     unsigned long long budget, seed;
     int seed_given;
     unsigned threads, eval_batch, batch_size;
+    unsigned confirm, confirm_top; /* search: confirmation draws */
+    double screen_fidelity;        /* search: multi-fidelity screening (1 = off) */
     int no_prefix_cache;
     const char *journal;
     const char *strategy;

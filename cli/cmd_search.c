@@ -34,6 +34,12 @@ static int configure(bosch_optimizer *opt, const struct settings *s)
         if ((rc = bosch_set_option(opt, "batch_size", bbuf)))
             return opt_fail(rc, "--batch-size", opt);
     }
+    if ((rc = bosch_set_confirm(opt, s->confirm)))
+        return opt_fail(rc, "--confirm", opt);
+    if ((rc = bosch_set_confirm_top(opt, s->confirm_top)))
+        return opt_fail(rc, "--confirm-top", opt);
+    if ((rc = bosch_set_screen_fidelity(opt, s->screen_fidelity)))
+        return opt_fail(rc, "--screen-fidelity", opt);
     if ((rc = bosch_set_threads(opt, s->threads)))
         return opt_fail(rc, "--threads", opt);
     if (s->time_limit > 0 && (rc = bosch_set_time_limit(opt, s->time_limit)))

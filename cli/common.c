@@ -34,6 +34,8 @@ void settings_default(struct settings *s)
     s->window = 128;
     s->sink = 4;
     s->budget = 500;
+    s->confirm_top = 1;
+    s->screen_fidelity = 1.0;
     s->seed = 0;
     s->threads = 1;
     s->eval_batch = 8;

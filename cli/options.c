@@ -13,7 +13,7 @@ enum opt_id {
     O_RATIO, O_WINDOW, O_SINK, O_BUDGET, O_THREADS, O_JOURNAL, O_SEED, O_STRATEGY,
     O_VARIANT, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH, O_TIME,
     O_BATCHSIZE, O_NOCACHE, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
-    O_FORMAT, O_CONFIGONLY
+    O_FORMAT, O_CONFIGONLY, O_CONFIRM, O_CONFIRMTOP, O_SCREEN
 };
 
 #define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
@@ -97,6 +97,13 @@ static const struct cli_option options[] = {
      "--batch-size N     candidates the search proposes at once (library default 8)"},
     {"variant", required_argument, O_VARIANT, CMD_SEARCH, SEC_SEARCH,
      "--variant V        full|probe-only|group-only|layer-level (full)"},
+    {"confirm", required_argument, O_CONFIRM, CMD_SEARCH, SEC_SEARCH,
+     "--confirm K        fresh draws of the best masks after the search (0)"},
+    {"confirm-top", required_argument, O_CONFIRMTOP, CMD_SEARCH, SEC_SEARCH,
+     "--confirm-top M    best masks sharing the confirmation draws (1)"},
+    {"screen-fidelity", required_argument, O_SCREEN, CMD_SEARCH, SEC_SEARCH,
+     "--screen-fidelity F  stage 3 screens candidates on a share F of the samples\n"
+     "                     first (1 = off)"},
     {"kind", required_argument, O_KIND, CMD_BASELINE, SEC_BASELINE,
      "--kind K           baseline: rand|intr|bme (layer patterns), ablation\n"
      "                     (single-unit SWA drops), locality|retrieval|\n"
@@ -268,6 +275,14 @@ static const char *apply_run_option(struct settings *s, int id, const char *arg)
     case O_MASK: s->mask = arg; return NULL;
     case O_BATCHSIZE:
         return parse_uint(arg, 1, 4096, &s->batch_size) ? "--batch-size (1..4096)" : NULL;
+    case O_CONFIRM:
+        return parse_uint(arg, 0, 1048576, &s->confirm) ? "--confirm (0..1048576)" : NULL;
+    case O_CONFIRMTOP:
+        return parse_uint(arg, 1, 4096, &s->confirm_top) ? "--confirm-top (1..4096)" : NULL;
+    case O_SCREEN:
+        return parse_double(arg, &s->screen_fidelity) || !(s->screen_fidelity >= 0.001) ||
+                       s->screen_fidelity > 1
+                   ? "--screen-fidelity (0.001..1)" : NULL;
     case O_TIME:
         return parse_double(arg, &s->time_limit) || s->time_limit < 0 ? "--time-limit (>= 0)" : NULL;
     case O_TOKENIZER: s->tokenizer = arg; return *arg ? NULL : "--tokenizer";

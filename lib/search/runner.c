@@ -16,7 +16,9 @@
  * screened value plus SCREEN_Z times the pairs' rms difference reaches the
  * incumbent's value. */
 #define SCREEN_WARMUP 4
+#ifndef SCREEN_Z
 #define SCREEN_Z 1.5
+#endif
 
 int runner_init(runner *r, bosch_subproblem *sp, const bosch_strategy *s, size_t batch)
 {

@@ -896,7 +896,9 @@ static void test_request_eval(bosch_torch_model *m) {
                     worst_mixed = std::max(worst_mixed, std::isnan(dd) ? 1e9 : dd);
                     single.push_back(one);
                 }
-                if (batch == 1) // the same forwards, in another order
+                // One candidate per forward: the same forwards in another order,
+                // bit for bit. Several: other batch shapes, equal up to rounding.
+                if (batch == 1)
                     EXPECT(std::memcmp(got.data(), single.data(), got.size() * sizeof(double)) ==
                            0);
                 // (4) Fidelity outside (0, 1]: BOSCH_E_INVALID with a message.
@@ -927,7 +929,7 @@ static void test_request_eval(bosch_torch_model *m) {
                     metric, worst_alone, worst_mean, worst_mixed);
         EXPECT(worst_alone < 1e-5);
         EXPECT(worst_mean < 1e-9);
-        EXPECT(worst_mixed < 1e-9);
+        EXPECT(worst_mixed < 1e-5);
     }
     bosch_torch_task_free(task);
 }

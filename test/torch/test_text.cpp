@@ -349,6 +349,7 @@ int main() {
 
     // (2) MATCH: the evaluator against the independent loop.
     std::vector<double> want(nmask);
+    std::vector<std::vector<double>> per(nmask, std::vector<double>(M)); // [mask][sample]
     for (size_t k = 0; k < nmask; k++) {
         double sum = 0.0;
         for (size_t i = 0; i < M; i++) {
@@ -360,6 +361,7 @@ int main() {
                 a.push_back(bosch_text_task_answer(tt, i, j));
             const double v = bosch_text_match_all(out.c_str(), a.data(), a.size());
             std::printf("mask %zu sample %zu: '%s' -> %g\n", k, i, out.c_str(), v);
+            per[k][i] = v;
             sum += v;
         }
         want[k] = sum / double(M);
@@ -387,6 +389,19 @@ int main() {
                     std::fprintf(stderr, "batch %u mask %zu: evaluator %.17g, loop %.17g (%s)\n",
                                  batch, k, got[k], want[k], bosch_torch_evaluator_last_error(e));
             }
+        }
+        // Requests (bosch_torch_request_batch_eval): fidelity 1/M at draw d is
+        // sample d mod M; fidelity 1 is the whole task.
+        for (uint32_t d = 0; d <= M; d++) {
+            std::vector<double> fid(nmask, 1.0 / double(M)), got(nmask, -1.0);
+            std::vector<uint32_t> draws(nmask, d);
+            if (d == M)
+                fid.assign(nmask, 1.0);
+            EXPECT_ST(bosch_torch_request_batch_eval(masks.data(), fid.data(), draws.data(), nmask,
+                                                     units, got.data(), e),
+                      BOSCH_OK);
+            for (size_t k = 0; k < nmask; k++)
+                EXPECT(got[k] == (d == M ? want[k] : per[k][d % M]));
         }
         bosch_torch_evaluator_free(e);
     }
