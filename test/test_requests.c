@@ -441,6 +441,65 @@ START_TEST(journal_resume_requests)
 }
 END_TEST
 
+struct logbuf {
+    char text[16384];
+    size_t len;
+};
+
+static void log_cb(int level, const char *msg, void *user)
+{
+    struct logbuf *b = user;
+    (void)level;
+    int n = snprintf(b->text + b->len, sizeof b->text - b->len, "%s\n", msg);
+    if (n > 0 && b->len + (size_t)n < sizeof b->text)
+        b->len += (size_t)n;
+}
+
+/* Screening stays on when screened scores are exact, and switches itself
+ * off (logged; every later stage-3 request at full fidelity) when their
+ * error swamps the differences between candidates. */
+START_TEST(screening_switches_off_when_blind)
+{
+    bosch_problem *p = problem(8, 4, 0.5);
+    for (int blind = 0; blind < 2; blind++) {
+        bosch_testbed *tb = make_testbed(8, 4, 21, 0.3, 0.0);
+        ck_assert_int_eq(bosch_testbed_set(tb, "fidelity_noise", blind ? 0.5 : 0.0), BOSCH_OK);
+        bosch_optimizer *opt = bosch_optimizer_create(p);
+        struct logbuf lb = {{0}, 0};
+        ck_assert_int_eq(bosch_set_seed(opt, 2), BOSCH_OK);
+        ck_assert_int_eq(bosch_set_budget(opt, 300), BOSCH_OK);
+        ck_assert_int_eq(bosch_set_screen_fidelity(opt, 0.25), BOSCH_OK);
+        ck_assert_int_eq(bosch_set_log(opt, log_cb, &lb, BOSCH_LOG_INFO), BOSCH_OK);
+        ck_assert_int_eq(bosch_set_request_batch_evaluator(opt, bosch_testbed_request_batch_eval,
+                                                           tb),
+                         BOSCH_OK);
+        ck_assert(bosch_optimize(opt) > 0);
+        bosch_result *r = NULL;
+        ck_assert_int_eq(bosch_get_result(opt, &r), BOSCH_OK);
+        size_t hn = bosch_result_history_size(r), screened = 0, last_screened = 0;
+        for (size_t i = 0; i < hn; i++) {
+            double fid;
+            ck_assert_int_eq(bosch_result_history_request(r, i, &fid, NULL), BOSCH_OK);
+            if (fid < 1.0)
+                screened++, last_screened = i;
+        }
+        const char *off = strstr(lb.text, "screening off");
+        if (blind) {
+            ck_assert_msg(off != NULL, "no switch-off line:\n%s", lb.text);
+            ck_assert_uint_lt(screened, 40);          /* the judging period only */
+            ck_assert_uint_lt(last_screened, hn / 2); /* nothing screened afterwards */
+        } else {
+            ck_assert_msg(off == NULL, "switched off on exact screens:\n%s", lb.text);
+            ck_assert_uint_gt(screened, hn / 3);
+        }
+        bosch_result_free(r);
+        bosch_optimizer_free(opt);
+        bosch_testbed_free(tb);
+    }
+    bosch_problem_free(p);
+}
+END_TEST
+
 static Suite *requests_suite(void)
 {
     Suite *s = suite_create("requests");
@@ -452,6 +511,7 @@ static Suite *requests_suite(void)
     tcase_add_test(tc, screening);
     tcase_add_test(tc, asktell_requests);
     tcase_add_test(tc, journal_resume_requests);
+    tcase_add_test(tc, screening_switches_off_when_blind);
     suite_add_tcase(s, tc);
     return s;
 }

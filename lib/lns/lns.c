@@ -344,6 +344,15 @@ static int batch_done(lns *m)
         int rc = runner_complete(&m->run, m->pend_record);
         if (rc < 0)
             return lns_fail(m, rc, "strategy '%s' failed in observe", m->run.strat.name);
+        if (m->screen.off && !m->screen_logged) {
+            m->screen_logged = 1;
+            lns_log(m, BOSCH_LOG_INFO,
+                    "screening off for the rest of the run: after %u pairs the screened "
+                    "scores' rms error %.3g exceeds half the candidates' rms gap %.3g to the "
+                    "best",
+                    m->screen.n, sqrt(m->screen.sum_sq / m->screen.n),
+                    sqrt(m->screen.gap_sq / m->screen.n));
+        }
         return BOSCH_OK;
     }
     if (m->step == STEP_ANCHORS)

@@ -76,6 +76,7 @@ struct lns {
     int run_active;
 
     struct screen_stats screen; /* screened vs full scores seen so far */
+    int screen_logged;          /* its switch-off was logged */
     double conf_mean, conf_se;  /* the confirmed best: mean raw score, standard error */
     uint32_t conf_n;            /* its fresh draws (0 = not confirmed) */
     int64_t conf_best;          /* its primary record */

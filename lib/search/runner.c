@@ -16,9 +16,13 @@
  * screened value plus SCREEN_Z times the pairs' rms difference reaches the
  * incumbent's value. */
 #define SCREEN_WARMUP 4
-#ifndef SCREEN_Z
 #define SCREEN_Z 1.5
-#endif
+/* After SCREEN_JUDGE pairs, screening is switched off for the rest of the
+ * run when the screened scores' error exceeds SCREEN_RATIO times the
+ * promoted candidates' rms gap to the incumbent: the screen could not tell
+ * them apart, and its noisy values would mislead the strategy. */
+#define SCREEN_JUDGE 16
+#define SCREEN_RATIO 0.5
 
 int runner_init(runner *r, bosch_subproblem *sp, const bosch_strategy *s, size_t batch)
 {
@@ -140,7 +144,7 @@ int runner_next(runner *r)
             if (k == r->npend) {
                 memcpy(r->pend + k * sp->units, sp->full, sp->units);
                 memcpy(r->pend_packed + k * words, sp->scratch, words * sizeof(uint64_t));
-                r->pend_fid[k] = r->screen;
+                r->pend_fid[k] = r->stats && r->stats->off ? 1.0 : r->screen;
                 r->npend++;
             }
             r->slot[i] = -(int64_t)(k + 1);
@@ -213,10 +217,14 @@ int runner_complete(runner *r, const int64_t *records)
     if (r->promoting) {
         /* Full scores of the promoted masks replace their screened ones. */
         for (size_t k = 0; k < r->nprom; k++) {
-            double d = sp->value_of(sp->value_ctx, (size_t)r->prom_lo[k]) -
-                       sp->value_of(sp->value_ctx, (size_t)records[k]);
-            r->stats->sum_sq += d * d;
-            r->stats->n++;
+            double full = sp->value_of(sp->value_ctx, (size_t)records[k]);
+            double d = sp->value_of(sp->value_ctx, (size_t)r->prom_lo[k]) - full;
+            double g = sp->has_inc ? full - sp->inc_value : 0.0;
+            struct screen_stats *st = r->stats;
+            st->sum_sq += d * d;
+            st->gap_sq += g * g;
+            if (++st->n == SCREEN_JUDGE && st->sum_sq > SCREEN_RATIO * SCREEN_RATIO * st->gap_sq)
+                st->off = 1;
             for (size_t i = 0; i < r->nprops; i++)
                 if (r->slot[i] == r->prom_lo[k])
                     r->slot[i] = records[k];

@@ -12,8 +12,10 @@
 /* Screened and full-fidelity scores of the same masks, pooled over a run:
  * the mean square of their difference sets the screening margin. */
 struct screen_stats {
-    double sum_sq;
+    double sum_sq;  /* of screened - full value */
+    double gap_sq;  /* of full value - incumbent value at the time */
     uint32_t n;
+    int off;        /* screening cannot tell candidates apart: scored at full fidelity */
 };
 
 typedef struct runner {
