@@ -8,7 +8,8 @@
  * with any --threads value (only the run time at the end differs).
  *
  *   bench_peers [--quick] [--seeds K] [--seed-base S] [--threads T] [--noise SD]
- *               [--fidelity-noise SD]  (testbed fidelity_noise: screened scores' extra noise)
+ *               [--fidelity-noise SD] [--fidelity-correlation C]  (testbed fidelity_noise and
+ *               fidelity_correlation: the extra error of screened scores)
  *               [--families circuits,qubo,...] [--budgets 500,1500] [--tune]
  *               [--bosch-option NAME=VALUE ...]  (extra options of the default, e.g.
  *                                                 raw_scores=1; printed in the header)
@@ -61,7 +62,7 @@ static struct {
     unsigned nfam;
     uint64_t budgets[8];
     unsigned nbud;
-    double noise, fidelity_noise;
+    double noise, fidelity_noise, fidelity_corr;
     const char *bopt[8][2]; /* --bosch-option NAME=VALUE: extra options of the default */
     char bopt_buf[8][128];
     unsigned nbopt;
@@ -398,7 +399,8 @@ static void run_instance(size_t fi, size_t si, size_t ri, uint64_t seed, struct 
     bosch_problem *p = bosch_problem_create(sh->layers, sh->groups, sh->hpg);
     if (!tb || !p || bosch_problem_set_target_ratio(p, rhos[ri]) != BOSCH_OK ||
         bosch_testbed_set(tb, "noise", cfg.noise) != BOSCH_OK ||
-        bosch_testbed_set(tb, "fidelity_noise", cfg.fidelity_noise) != BOSCH_OK)
+        bosch_testbed_set(tb, "fidelity_noise", cfg.fidelity_noise) != BOSCH_OK ||
+        bosch_testbed_set(tb, "fidelity_correlation", cfg.fidelity_corr) != BOSCH_OK)
         exit(1);
     size_t n = bosch_testbed_units(tb), k = bosch_problem_target_units(p);
     uint8_t *m = malloc(n);
@@ -563,10 +565,10 @@ static void print_header(void)
     for (unsigned s = 0; s < cfg.nshapes; s++)
         printf(" %s", shapes[s].name);
     printf("; rho 0.5, 0.75, 0.875 (exact SWA count round(rho*units)); landscape seeds %llu..%llu; "
-           "noise sd %g, fidelity_noise %g; budgets",
+           "noise sd %g, fidelity_noise %g, fidelity_correlation %g; budgets",
            (unsigned long long)cfg.seed_base,
            (unsigned long long)(cfg.seed_base + cfg.seeds - 1), cfg.noise,
-           cfg.fidelity_noise);
+           cfg.fidelity_noise, cfg.fidelity_corr);
     for (unsigned b = 0; b < cfg.nbud; b++)
         printf(" %llu", (unsigned long long)cfg.budgets[b]);
     printf(" evaluations.\n");
@@ -845,6 +847,8 @@ int main(int argc, char **argv)
             cfg.noise = atof(v), i++;
         else if (!strcmp(a, "--fidelity-noise") && v)
             cfg.fidelity_noise = atof(v), i++;
+        else if (!strcmp(a, "--fidelity-correlation") && v)
+            cfg.fidelity_corr = atof(v), i++;
         else if (!strcmp(a, "--budgets") && v) {
             int n = parse_list(v, cfg.budgets, 8);
             if (n <= 0)
@@ -899,7 +903,7 @@ int main(int argc, char **argv)
             cfg.threads, bugs ? ", BUGS SEEN (see above)" : "");
     return bugs ? 1 : 0;
 usage:
-    fprintf(stderr, "usage: bench_peers [--quick] [--tune] [--seeds K] [--seed-base S] [--threads T] [--noise SD] [--fidelity-noise SD] "
+    fprintf(stderr, "usage: bench_peers [--quick] [--tune] [--seeds K] [--seed-base S] [--threads T] [--noise SD] [--fidelity-noise SD] [--fidelity-correlation C] "
                     "[--families circuits,qubo,nk2,nk4,coverage,layer-concave] "
                     "[--budgets 500,1500] [--bosch-option NAME=VALUE ...]\n");
     return 2;

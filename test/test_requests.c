@@ -59,6 +59,42 @@ START_TEST(testbed_requests)
     }
     ck_assert_msg(fabs(sum / 400 - clean) < 0.002, "mean of draws %g, clean %g", sum / 400,
                   clean);
+    /* fidelity_correlation 0.9: masks one swap apart share most of their
+     * screened error; the error's sd is unchanged. */
+    ck_assert_int_eq(bosch_testbed_set(tb, "fidelity_correlation", 0.9), BOSCH_OK);
+    double sq_sd = 0.0, sq_nb = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        uint8_t a[24];
+        for (size_t u = 0; u < 24; u++)
+            a[u] = (uint8_t)(u % 2);
+        for (size_t t = 0; t < 24; t++) { /* a random permutation keeps 12 SWA */
+            size_t j = t + trng_below(&rng, 24 - t);
+            uint8_t x = a[t];
+            a[t] = a[j];
+            a[j] = x;
+        }
+        uint8_t b[24];
+        memcpy(b, a, 24);
+        size_t on = 0, off = 0;
+        while (!b[on])
+            on++;
+        while (b[off])
+            off++;
+        b[on] = 0, b[off] = 1; /* one swap */
+        double fa, fb, ca, cb;
+        ck_assert_int_eq(bosch_testbed_score_request(tb, a, 0.2, 0, &fa), BOSCH_OK);
+        ck_assert_int_eq(bosch_testbed_score_request(tb, b, 0.2, 0, &fb), BOSCH_OK);
+        ck_assert_int_eq(bosch_testbed_score(tb, a, &ca), BOSCH_OK);
+        ck_assert_int_eq(bosch_testbed_score(tb, b, &cb), BOSCH_OK);
+        sq_sd += (fa - ca) * (fa - ca);
+        sq_nb += ((fa - ca) - (fb - cb)) * ((fa - ca) - (fb - cb));
+    }
+    double sd_c = sqrt(sq_sd / n), sd_nb = sqrt(sq_nb / n);
+    ck_assert_msg(fabs(sd_c - 0.04) < 0.008, "correlated error sd %g", sd_c);
+    /* Independent errors would give a ratio of 1; measured ~0.63 at 24 units. */
+    ck_assert_msg(sd_nb < 0.75 * sqrt(2.0) * sd_c, "neighbours' error difference sd %g vs %g",
+                  sd_nb, sd_c);
+    ck_assert_int_eq(bosch_testbed_set(tb, "fidelity_correlation", 1.5), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_testbed_score_request(tb, m, 0.0, 0, &s), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_testbed_score_request(tb, m, 1.5, 0, &s), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_testbed_score_request(tb, m, NAN, 0, &s), BOSCH_E_INVALID);

@@ -24,8 +24,8 @@
  * Parameters (bosch_testbed_set, by name; setting one regenerates the
  * landscape from the seed): total_cost (default 4), heavy_fraction (0.1),
  * layer_sensitivity (0.7), entanglement (0), backup_strength (15),
- * synergy_fraction (0.25), cross_layer (0.5), noise (0), fidelity_noise (0;
- * see bosch_testbed_score_request).
+ * synergy_fraction (0.25), cross_layer (0.5), noise (0), fidelity_noise (0)
+ * and fidelity_correlation (0; see bosch_testbed_score_request).
  *
  * Thread safety: scoring functions only read the landscape and may be
  * called from many threads at once; setters may not run concurrently with
@@ -68,7 +68,11 @@ BOSCH_API int bosch_testbed_interaction(const bosch_testbed *tb, size_t i, size_
  * fidelity f < 1 adds a further Gaussian of standard deviation
  *   fidelity_noise * sqrt(1/f - 1)
  * (the sampling error of a subset of a share f of the samples), a function
- * of (seed, mask, draw, f). Fidelity 1, draw 0 is bosch_testbed_score.
+ * of (seed, mask, draw, f). A share `fidelity_correlation` (0..1, default
+ * 0) of that error's variance is a smooth function of the mask,
+ * (1/sqrt(units)) sum_u g_u (2 z_u - 1) with g_u ~ N(0, 1) fixed per (seed,
+ * f, draw): a subset of the samples shifts the whole landscape a little, so
+ * masks one swap apart share most of their error, as on a real model. Fidelity 1, draw 0 is bosch_testbed_score.
  * BOSCH_E_INVALID for a fidelity outside (0, 1]. */
 BOSCH_API int bosch_testbed_score_request(const bosch_testbed *tb, const uint8_t *mask,
                                           double fidelity, uint32_t draw, double *score);
@@ -120,8 +124,9 @@ BOSCH_API int bosch_testbed_optimum(const bosch_testbed *tb, const bosch_problem
  *    returns: S = sum_l s_l g_l(n_l / G) / sum_l s_l, n_l the full units of
  *    layer l, g_l(x) = (1 - exp(-a_l x)) / (1 - exp(-a_l)) concave, scale
  *    s_l = exp(N(0,1)), curvature a_l log-uniform in [0.3, 8]; in [0, 1].
- * Only "noise" and "fidelity_noise" apply to a family (bosch_testbed_set of an
- * energy parameter returns BOSCH_E_OPTION, bosch_testbed_get gives NaN);
+ * Only "noise", "fidelity_noise" and "fidelity_correlation" apply to a
+ * family (bosch_testbed_set of an energy parameter returns BOSCH_E_OPTION,
+ * bosch_testbed_get gives NaN);
  * bosch_testbed_unit_cost is NaN and bosch_testbed_interactions 0. Scoring,
  * the evaluators and bosch_testbed_optimum work for every family.
  */

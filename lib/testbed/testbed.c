@@ -20,6 +20,7 @@ enum param {
     P_CROSS_LAYER,
     P_NOISE,
     P_FIDELITY_NOISE,
+    P_FIDELITY_CORRELATION,
     P_COUNT
 };
 
@@ -31,7 +32,7 @@ static const struct {
     {"layer_sensitivity", 0.7, -1.0}, {"entanglement", 0.0, -1.0},
     {"backup_strength", 15.0, -1.0},  {"synergy_fraction", 0.25, 1.0},
     {"cross_layer", 0.5, 1.0},       {"noise", 0.0, -1.0},
-    {"fidelity_noise", 0.0, -1.0},
+    {"fidelity_noise", 0.0, -1.0},   {"fidelity_correlation", 0.0, 1.0},
 };
 
 struct pair {
@@ -256,7 +257,8 @@ int bosch_testbed_set(bosch_testbed *tb, const char *param, double value)
     if (!tb || !param)
         return BOSCH_E_INVALID;
     int i = find_param(param);
-    if (i < 0 || (tb->family != BOSCH_TESTBED_ENERGY && i != P_NOISE && i != P_FIDELITY_NOISE))
+    if (i < 0 || (tb->family != BOSCH_TESTBED_ENERGY && i != P_NOISE && i != P_FIDELITY_NOISE &&
+                   i != P_FIDELITY_CORRELATION))
         return BOSCH_E_OPTION;
     if (!isfinite(value) || value < 0.0 || (params[i].max >= 0.0 && value > params[i].max))
         return BOSCH_E_INVALID;
@@ -274,7 +276,7 @@ double bosch_testbed_get(const bosch_testbed *tb, const char *param)
 {
     int i = find_param(param);
     if (tb && i >= 0 && tb->family != BOSCH_TESTBED_ENERGY && i != P_NOISE &&
-        i != P_FIDELITY_NOISE)
+        i != P_FIDELITY_NOISE && i != P_FIDELITY_CORRELATION)
         return NAN;
     return tb && i >= 0 ? tb->p[i] : NAN;
 }
@@ -345,6 +347,19 @@ int bosch_testbed_score_request(const bosch_testbed *tb, const uint8_t *mask, do
         uint64_t stream = 0xd1b54a32d192ed03ull * (draw + 1) ^ (fbits * 0xbf58476d1ce4e5b9ull);
         if ((rc = mask_normal(tb, mask, stream, &z)) < 0)
             return rc;
+        /* A share c of the error's variance is a smooth function of the
+         * mask, (1/sqrt(units)) sum_u g_u (2 z_u - 1) with g_u ~ N(0, 1)
+         * fixed per (seed, fidelity, draw): a sample subset shifts the whole
+         * landscape a little, so neighbouring masks share most of it. */
+        double c = tb->p[P_FIDELITY_CORRELATION];
+        if (c > 0.0) {
+            prng rng;
+            prng_init(&rng, tb->seed, stream ^ 0x5bd1e9955bd1e995ull);
+            double lin = 0.0;
+            for (size_t u = 0; u < tb->units; u++)
+                lin += prng_normal(&rng) * (mask[u] ? 1.0 : -1.0);
+            z = sqrt(1.0 - c) * z + sqrt(c) * lin / sqrt((double)tb->units);
+        }
         *score += tb->p[P_FIDELITY_NOISE] * sqrt(1.0 / fidelity - 1.0) * z;
     }
     return BOSCH_OK;
