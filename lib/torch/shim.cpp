@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <new>
 #include <string>
@@ -678,33 +679,38 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator
     return BOSCH_OK;
 }
 
-// Returns BOSCH_OK, or a negative enum bosch_error (the optimizer reports it
-// through bosch_evaluator_status()); the message is in
+// Runs `work` on the evaluator under its model's lock, after checking the
+// unit count; returns BOSCH_OK, or a negative enum bosch_error (the optimizer
+// reports it through bosch_evaluator_status()) with the message in
 // bosch_torch_evaluator_last_error(). `evaluator` is not const: the message
 // is written into it.
-BOSCH_TORCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units,
-                                           double *scores, void *evaluator) {
+static int with_evaluator(void *evaluator, size_t units,
+                          const std::function<void(Evaluator &)> &work) {
     auto *e = static_cast<bosch_torch_evaluator *>(evaluator);
     if (!e || !e->ev)
         return BOSCH_E_INVALID;
     Evaluator &ev = *e->ev;
     Model &md = *e->model->model;
     std::string msg;
-    int st;
-    {
-        std::lock_guard<std::mutex> lock(md.mutex);
-        st = guarded(msg, [&] {
-            if (units != size_t(md.layers() * md.kv_heads()))
-                invalid("mask has " + std::to_string(units) + " units, the model has " +
-                        std::to_string(md.layers() * md.kv_heads()) + " (layers x KV heads)");
-            if (n > 0 && (!masks || !scores))
-                invalid("masks and scores must not be NULL");
-            torch::InferenceMode guard;
-            ev.score(masks, n, scores);
-        });
-        ev.last_error = msg;
-    }
+    std::lock_guard<std::mutex> lock(md.mutex);
+    int st = guarded(msg, [&] {
+        if (units != size_t(md.layers() * md.kv_heads()))
+            invalid("mask has " + std::to_string(units) + " units, the model has " +
+                    std::to_string(md.layers() * md.kv_heads()) + " (layers x KV heads)");
+        torch::InferenceMode guard;
+        work(ev);
+    });
+    ev.last_error = msg;
     return st;
+}
+
+BOSCH_TORCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units,
+                                           double *scores, void *evaluator) {
+    return with_evaluator(evaluator, units, [&](Evaluator &ev) {
+        if (n > 0 && (!masks || !scores))
+            invalid("masks and scores must not be NULL");
+        ev.score(masks, n, scores);
+    });
 }
 
 // Requests (torch.h): request i at fidelity f is scored on
@@ -716,74 +722,58 @@ BOSCH_TORCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_
 BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const double *fidelity,
                                                    const uint32_t *draws, size_t n, size_t units,
                                                    double *scores, void *evaluator) {
-    auto *e = static_cast<bosch_torch_evaluator *>(evaluator);
-    if (!e || !e->ev)
-        return BOSCH_E_INVALID;
-    Evaluator &ev = *e->ev;
-    Model &md = *e->model->model;
-    std::string msg;
-    int st;
-    {
-        std::lock_guard<std::mutex> lock(md.mutex);
-        st = guarded(msg, [&] {
-            if (units != size_t(md.layers() * md.kv_heads()))
-                invalid("mask has " + std::to_string(units) + " units, the model has " +
-                        std::to_string(md.layers() * md.kv_heads()) + " (layers x KV heads)");
-            if (n > 0 && (!masks || !fidelity || !draws || !scores))
-                invalid("masks, fidelity, draws and scores must not be NULL");
-            const size_t S = ev.samples();
-            // Group key: (first sample, k); every full-task request is (0, S).
-            std::vector<std::pair<size_t, size_t>> keys;
-            std::vector<std::vector<size_t>> members;
-            for (size_t i = 0; i < n; i++) {
-                const double f = fidelity[i];
-                if (!(f > 0.0 && f <= 1.0)) {
-                    char buf[64];
-                    std::snprintf(buf, sizeof buf, "%g", f);
-                    invalid("request " + std::to_string(i) + ": fidelity " + buf +
-                            " is outside (0, 1]");
-                }
-                // A few ulps below f * S, so that f = 0.1 of 30 samples
-                // (0.1 * 30 = 3.0000000000000004) takes 3 samples, not 4.
-                const double x = f * double(S);
-                size_t k = size_t(std::ceil(x * (1.0 - 1e-12)));
-                k = std::min(S, std::max<size_t>(1, k));
-                const size_t first =
-                    k == S ? 0 : size_t((uint64_t(draws[i] % S) * uint64_t(k)) % uint64_t(S));
-                const std::pair<size_t, size_t> key(first, k);
-                size_t g = 0;
-                while (g < keys.size() && keys[g] != key)
-                    g++;
-                if (g == keys.size()) {
-                    keys.push_back(key);
-                    members.emplace_back();
-                }
-                members[g].push_back(i);
+    return with_evaluator(evaluator, units, [&](Evaluator &ev) {
+        if (n > 0 && (!masks || !fidelity || !draws || !scores))
+            invalid("masks, fidelity, draws and scores must not be NULL");
+        const size_t S = ev.samples();
+        // Group key: (first sample, k); every full-task request is (0, S).
+        std::vector<std::pair<size_t, size_t>> keys;
+        std::vector<std::vector<size_t>> members;
+        for (size_t i = 0; i < n; i++) {
+            const double f = fidelity[i];
+            if (!(f > 0.0 && f <= 1.0)) {
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%g", f);
+                invalid("request " + std::to_string(i) + ": fidelity " + buf +
+                        " is outside (0, 1]");
             }
-            torch::InferenceMode guard;
-            std::vector<uint8_t> buf;
-            std::vector<double> out;
-            for (size_t g = 0; g < keys.size(); g++) {
-                const std::vector<size_t> &idx = members[g];
-                const size_t first = keys[g].first, k = keys[g].second;
-                std::vector<size_t> subset;
-                if (k < S) {
-                    for (size_t j = 0; j < k; j++)
-                        subset.push_back((first + j) % S);
-                    std::sort(subset.begin(), subset.end());
-                }
-                buf.resize(idx.size() * units);
-                for (size_t c = 0; c < idx.size(); c++)
-                    std::memcpy(buf.data() + c * units, masks + idx[c] * units, units);
-                out.assign(idx.size(), 0.0);
-                ev.score(buf.data(), idx.size(), out.data(), subset);
-                for (size_t c = 0; c < idx.size(); c++)
-                    scores[idx[c]] = out[c];
+            // A few ulps below f * S, so that f = 0.1 of 30 samples
+            // (0.1 * 30 = 3.0000000000000004) takes 3 samples, not 4.
+            const double x = f * double(S);
+            size_t k = size_t(std::ceil(x * (1.0 - 1e-12)));
+            k = std::min(S, std::max<size_t>(1, k));
+            const size_t first =
+                k == S ? 0 : size_t((uint64_t(draws[i] % S) * uint64_t(k)) % uint64_t(S));
+            const std::pair<size_t, size_t> key(first, k);
+            size_t g = 0;
+            while (g < keys.size() && keys[g] != key)
+                g++;
+            if (g == keys.size()) {
+                keys.push_back(key);
+                members.emplace_back();
             }
-        });
-        ev.last_error = msg;
-    }
-    return st;
+            members[g].push_back(i);
+        }
+        std::vector<uint8_t> buf;
+        std::vector<double> out;
+        for (size_t g = 0; g < keys.size(); g++) {
+            const std::vector<size_t> &idx = members[g];
+            const size_t first = keys[g].first, k = keys[g].second;
+            std::vector<size_t> subset;
+            if (k < S) {
+                for (size_t j = 0; j < k; j++)
+                    subset.push_back((first + j) % S);
+                std::sort(subset.begin(), subset.end());
+            }
+            buf.resize(idx.size() * units);
+            for (size_t c = 0; c < idx.size(); c++)
+                std::memcpy(buf.data() + c * units, masks + idx[c] * units, units);
+            out.assign(idx.size(), 0.0);
+            ev.score(buf.data(), idx.size(), out.data(), subset);
+            for (size_t c = 0; c < idx.size(); c++)
+                scores[idx[c]] = out[c];
+        }
+    });
 }
 
 BOSCH_TORCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e) {

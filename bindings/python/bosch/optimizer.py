@@ -740,6 +740,35 @@ class Optimizer:
         return self
 
     # -- callbacks ------------------------------------------------------------------
+    def _attach(self, setter, empty, fn, *, testbed_ptr, make, c_hook, kind, what):
+        """Installs an evaluator through the C `setter`: a C evaluator with the
+        `c_hook` attribute (bosch.backend.Evaluator), a Testbed (its C
+        function `testbed_ptr()`), None (the `empty` function type: none), or
+        a Python callable wrapped by `make`. `kind` names it (python-*,
+        testbed-*, c-*) for optimize()'s checks."""
+        c_eval = getattr(fn, c_hook, None) if c_hook else None
+        if c_eval is not None:
+            ptr, user = c_eval()
+            self._check(setter(self._handle, ptr, user))
+            self._keep["evaluator"] = (ptr, fn)
+            self._evaluator_kind = "c-" + kind
+        elif isinstance(fn, Testbed):
+            ptr = testbed_ptr()
+            self._check(setter(self._handle, ptr, fn._handle))
+            self._keep["evaluator"] = (ptr, fn)
+            self._evaluator_kind = "testbed-" + kind
+        elif fn is None:
+            self._check(setter(self._handle, empty(), None))
+            self._evaluator_kind = None
+        else:
+            if not callable(fn):
+                raise TypeError(f"{what} must be callable or a bosch.Testbed")
+            cb = make(fn, self._state)
+            self._check(setter(self._handle, cb, None))
+            self._keep["evaluator"] = cb
+            self._evaluator_kind = "python-" + kind
+        return self
+
     def set_evaluator(self, fn, thread_safe: bool | None = None) -> "Optimizer":
         """Single-mask evaluator: ``fn(mask: bytes) -> float``, or a Testbed
         (evaluated in C). Replaces a batch evaluator.
@@ -749,25 +778,11 @@ class Optimizer:
         for a Python callable, True for a Testbed (its scoring only reads)."""
         if hasattr(fn, "_c_batch_evaluator"):  # a C batch evaluator (bosch.backend.Evaluator)
             return self.set_batch_evaluator(fn)
-        if thread_safe is None:
-            thread_safe = isinstance(fn, Testbed)
-        if isinstance(fn, Testbed):
-            ptr = testbed_eval_pointer()
-            self._check(lib.bosch_set_evaluator(self._handle, ptr, fn._handle))
-            self._keep["evaluator"] = (ptr, fn)
-            self._evaluator_kind = "testbed"
-        elif fn is None:
-            self._check(lib.bosch_set_evaluator(self._handle, EVAL_FN(), None))
-            self._evaluator_kind = None
-        else:
-            if not callable(fn):
-                raise TypeError("evaluator must be callable or a bosch.Testbed")
-            cb = _make_eval(fn, self._state)
-            self._check(lib.bosch_set_evaluator(self._handle, cb, None))
-            self._keep["evaluator"] = cb
-            self._evaluator_kind = "python"
+        self._attach(lib.bosch_set_evaluator, EVAL_FN, fn, testbed_ptr=testbed_eval_pointer,
+                     make=_make_eval, c_hook=None, kind="single", what="evaluator")
         if fn is not None:
-            self.set_evaluator_thread_safe(thread_safe)
+            self.set_evaluator_thread_safe(isinstance(fn, Testbed) if thread_safe is None
+                                           else thread_safe)
         return self
 
     def set_batch_evaluator(self, fn) -> "Optimizer":
@@ -775,28 +790,9 @@ class Optimizer:
         or a Testbed or a :class:`bosch.backend.Evaluator` (evaluated in C:
         bosch_testbed_batch_eval / bosch_torch_batch_eval). Replaces a single
         evaluator."""
-        c_eval = getattr(fn, "_c_batch_evaluator", None)
-        if c_eval is not None:
-            ptr, user = c_eval()
-            self._check(lib.bosch_set_batch_evaluator(self._handle, ptr, user))
-            self._keep["evaluator"] = (ptr, fn)
-            self._evaluator_kind = "c-batch"
-        elif isinstance(fn, Testbed):
-            ptr = testbed_batch_eval_pointer()
-            self._check(lib.bosch_set_batch_evaluator(self._handle, ptr, fn._handle))
-            self._keep["evaluator"] = (ptr, fn)
-            self._evaluator_kind = "testbed-batch"
-        elif fn is None:
-            self._check(lib.bosch_set_batch_evaluator(self._handle, BATCH_EVAL_FN(), None))
-            self._evaluator_kind = None
-        else:
-            if not callable(fn):
-                raise TypeError("batch evaluator must be callable or a bosch.Testbed")
-            cb = _make_batch_eval(fn, self._state)
-            self._check(lib.bosch_set_batch_evaluator(self._handle, cb, None))
-            self._keep["evaluator"] = cb
-            self._evaluator_kind = "python-batch"
-        return self
+        return self._attach(lib.bosch_set_batch_evaluator, BATCH_EVAL_FN, fn,
+                            testbed_ptr=testbed_batch_eval_pointer, make=_make_batch_eval,
+                            c_hook="_c_batch_evaluator", kind="batch", what="batch evaluator")
 
     def set_request_evaluator(self, fn, thread_safe: bool | None = None) -> "Optimizer":
         """Evaluator that reads the request: ``fn(mask: bytes, fidelity: float,
@@ -808,25 +804,12 @@ class Optimizer:
         evaluator. `thread_safe` as in :meth:`set_evaluator`."""
         if hasattr(fn, "_c_request_batch_evaluator"):  # a C evaluator (bosch.backend.Evaluator)
             return self.set_request_batch_evaluator(fn)
-        if thread_safe is None:
-            thread_safe = isinstance(fn, Testbed)
-        if isinstance(fn, Testbed):
-            ptr = testbed_request_eval_pointer()
-            self._check(lib.bosch_set_request_evaluator(self._handle, ptr, fn._handle))
-            self._keep["evaluator"] = (ptr, fn)
-            self._evaluator_kind = "testbed-request"
-        elif fn is None:
-            self._check(lib.bosch_set_request_evaluator(self._handle, REQUEST_EVAL_FN(), None))
-            self._evaluator_kind = None
-        else:
-            if not callable(fn):
-                raise TypeError("request evaluator must be callable or a bosch.Testbed")
-            cb = _make_request_eval(fn, self._state)
-            self._check(lib.bosch_set_request_evaluator(self._handle, cb, None))
-            self._keep["evaluator"] = cb
-            self._evaluator_kind = "python-request"
+        self._attach(lib.bosch_set_request_evaluator, REQUEST_EVAL_FN, fn,
+                     testbed_ptr=testbed_request_eval_pointer, make=_make_request_eval,
+                     c_hook=None, kind="request", what="request evaluator")
         if fn is not None:
-            self.set_evaluator_thread_safe(thread_safe)
+            self.set_evaluator_thread_safe(isinstance(fn, Testbed) if thread_safe is None
+                                           else thread_safe)
         return self
 
     def set_request_batch_evaluator(self, fn) -> "Optimizer":
@@ -836,29 +819,10 @@ class Optimizer:
         (bosch_testbed_request_batch_eval) or a :class:`bosch.backend.Evaluator`
         (bosch_torch_request_batch_eval), evaluated in C. Replaces any other
         evaluator."""
-        c_eval = getattr(fn, "_c_request_batch_evaluator", None)
-        if c_eval is not None:
-            ptr, user = c_eval()
-            self._check(lib.bosch_set_request_batch_evaluator(self._handle, ptr, user))
-            self._keep["evaluator"] = (ptr, fn)
-            self._evaluator_kind = "c-request-batch"
-        elif isinstance(fn, Testbed):
-            ptr = testbed_request_batch_eval_pointer()
-            self._check(lib.bosch_set_request_batch_evaluator(self._handle, ptr, fn._handle))
-            self._keep["evaluator"] = (ptr, fn)
-            self._evaluator_kind = "testbed-request-batch"
-        elif fn is None:
-            self._check(lib.bosch_set_request_batch_evaluator(self._handle,
-                                                              REQUEST_BATCH_EVAL_FN(), None))
-            self._evaluator_kind = None
-        else:
-            if not callable(fn):
-                raise TypeError("request batch evaluator must be callable or a bosch.Testbed")
-            cb = _make_request_batch_eval(fn, self._state)
-            self._check(lib.bosch_set_request_batch_evaluator(self._handle, cb, None))
-            self._keep["evaluator"] = cb
-            self._evaluator_kind = "python-request-batch"
-        return self
+        return self._attach(lib.bosch_set_request_batch_evaluator, REQUEST_BATCH_EVAL_FN, fn,
+                            testbed_ptr=testbed_request_batch_eval_pointer,
+                            make=_make_request_batch_eval, c_hook="_c_request_batch_evaluator",
+                            kind="request-batch", what="request batch evaluator")
 
     def set_progress(self, fn) -> "Optimizer":
         """``fn(progress: Progress)`` after every batch and stage change; None removes it."""
