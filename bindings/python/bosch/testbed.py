@@ -16,7 +16,7 @@ __all__ = ["Testbed", "TESTBED_PARAMS", "Family"]
 #: Landscape parameters (bosch_testbed_set / bosch_testbed_get names).
 TESTBED_PARAMS = ("total_cost", "heavy_fraction", "layer_sensitivity", "entanglement",
                   "backup_strength", "synergy_fraction", "cross_layer", "noise",
-                  "fidelity_noise")
+                  "fidelity_noise", "fidelity_correlation")
 
 
 class Family(enum.IntEnum):
@@ -153,8 +153,9 @@ class Testbed(Handle):
     def score_request(self, mask, fidelity: float = 1.0, draw: int = 0) -> float:
         """The score of a request (bosch_testbed_score_request): draw d >= 1
         adds noise drawn independently of draw 0, and fidelity f < 1 a
-        further Gaussian of standard deviation fidelity_noise * sqrt(1/f - 1).
-        Fidelity 1, draw 0 is :meth:`score`. InvalidArgumentError for a
+        further Gaussian of standard deviation fidelity_noise * sqrt(1/f - 1),
+        of which a share fidelity_correlation is a smooth function of the
+        mask (neighbouring masks share it). Fidelity 1, draw 0 is :meth:`score`. InvalidArgumentError for a
         fidelity outside (0, 1]."""
         draw = int(draw)
         if not 0 <= draw <= 0xFFFFFFFF:

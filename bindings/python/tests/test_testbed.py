@@ -23,7 +23,8 @@ def test_default_params(testbed):
     assert testbed.params == {
         "total_cost": 4.0, "heavy_fraction": 0.1, "layer_sensitivity": 0.7,
         "entanglement": 0.0, "backup_strength": 15.0, "synergy_fraction": 0.25,
-        "cross_layer": 0.5, "noise": 0.0, "fidelity_noise": 0.0}
+        "cross_layer": 0.5, "noise": 0.0, "fidelity_noise": 0.0,
+        "fidelity_correlation": 0.0}
 
 
 def test_unit_costs_and_single_unit_scores(testbed):
