@@ -106,7 +106,9 @@ BOSCH_API int bosch_subproblem_lookup(const bosch_subproblem *sp, const uint8_t 
 /* The points already evaluated that lie in this subproblem (block counts
  * met, every unit outside its variables as in the subproblem's base), in
  * evaluation order, its own evaluations included: what a strategy can
- * warm-start from, e.g. earlier stages' evaluations in stage 3's polish.
+ * warm-start from, e.g. earlier stages' evaluations in stage 3's polish
+ * (full-fidelity first evaluations only: screened scores and confirmation
+ * draws are not listed).
  * The count grows as the subproblem evaluates; bosch_subproblem_history
  * writes point i (x: bosch_subproblem_vars bytes; either pointer may be
  * NULL) and returns BOSCH_E_NOT_FOUND past the end. */

@@ -42,6 +42,10 @@ static int scan(const bosch_subproblem *sp)
     }
     for (; h->scanned < st->n; h->scanned++) {
         size_t r = h->scanned;
+        /* One point per mask, with its full-fidelity score: screened scores
+         * and confirmation draws are not listed. */
+        if (!store_is_plain(st, r))
+            continue;
         bitset_unpack(store_mask(st, r), sp->units, h->full);
         subproblem_restrict(sp, h->full, h->x);
         if (!meets_counts(sp, h->x))
