@@ -5,41 +5,20 @@
  */
 #include <stdio.h>
 
+#include "support/recorder.h"
 #include "support/support.h"
-
-struct logbuf {
-    char text[8192];
-    size_t len;
-};
-
-static void log_cb(int level, const char *msg, void *user)
-{
-    struct logbuf *b = user;
-    (void)level;
-    int n = snprintf(b->text + b->len, sizeof b->text - b->len, "%s\n", msg);
-    if (n > 0 && b->len + (size_t)n < sizeof b->text)
-        b->len += (size_t)n;
-}
-
-static bosch_problem *problem(uint32_t L, uint32_t G, double rho)
-{
-    bosch_problem *p = bosch_problem_create(L, G, 1);
-    ck_assert_ptr_nonnull(p);
-    ck_assert_int_eq(bosch_problem_set_target_ratio(p, rho), BOSCH_OK);
-    return p;
-}
 
 /* mads and probe-only on 1500 evaluations: the whole budget is used, or the
  * run returns BOSCH_CONVERGED and logs "N of 1500". */
 START_TEST(strategies_use_budget_or_say_why)
 {
     bosch_testbed *tb = make_testbed(12, 8, 3, 0.3, 0.0);
-    bosch_problem *p = problem(12, 8, 0.5);
+    bosch_problem *p = make_problem(12, 8, 48);
     for (int c = 0; c < 2; c++) {
         bosch_optimizer *opt = bosch_optimizer_create(p);
-        struct logbuf lb = {{0}, 0};
+        logtext lb = {{0}, 0};
         ck_assert_int_eq(bosch_set_budget(opt, 1500), BOSCH_OK);
-        ck_assert_int_eq(bosch_set_log(opt, log_cb, &lb, BOSCH_LOG_INFO), BOSCH_OK);
+        ck_assert_int_eq(bosch_set_log(opt, logtext_cb, &lb, BOSCH_LOG_INFO), BOSCH_OK);
         if (c == 0)
             ck_assert_int_eq(bosch_set_option(opt, "strategy", "mads"), BOSCH_OK);
         else
@@ -86,7 +65,7 @@ static int unordered_eval(const uint8_t *mask, size_t units, double *score, void
 START_TEST(raw_scores_with_unordered_anchors)
 {
     bosch_testbed *tb = make_testbed(6, 4, 5, 0.3, 0.0);
-    bosch_problem *p = problem(6, 4, 0.5);
+    bosch_problem *p = make_problem(6, 4, 12);
     /* Default: the run stops at the anchors. */
     bosch_optimizer *opt = bosch_optimizer_create(p);
     ck_assert_int_eq(bosch_set_budget(opt, 200), BOSCH_OK);
@@ -95,10 +74,10 @@ START_TEST(raw_scores_with_unordered_anchors)
     bosch_optimizer_free(opt);
     /* raw_scores: the search runs, scores are raw, normalized NaN, a warning. */
     opt = bosch_optimizer_create(p);
-    struct logbuf lb = {{0}, 0};
+    logtext lb = {{0}, 0};
     ck_assert_int_eq(bosch_set_budget(opt, 200), BOSCH_OK);
     ck_assert_int_eq(bosch_set_option(opt, "raw_scores", "1"), BOSCH_OK);
-    ck_assert_int_eq(bosch_set_log(opt, log_cb, &lb, BOSCH_LOG_WARN), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_log(opt, logtext_cb, &lb, BOSCH_LOG_WARN), BOSCH_OK);
     ck_assert_int_eq(bosch_set_evaluator(opt, unordered_eval, tb), BOSCH_OK);
     int st = bosch_optimize(opt);
     ck_assert_msg(st > 0, "%s: %s", bosch_err_name(st), bosch_optimizer_last_error(opt));

@@ -8,15 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "support/recorder.h"
 #include "support/support.h"
-
-static bosch_problem *problem(uint32_t L, uint32_t G, double rho)
-{
-    bosch_problem *p = bosch_problem_create(L, G, 1);
-    ck_assert_ptr_nonnull(p);
-    ck_assert_int_eq(bosch_problem_set_target_ratio(p, rho), BOSCH_OK);
-    return p;
-}
 
 /* The testbed's request scores: draw 0 at fidelity 1 is the plain score,
  * other draws are independent, a fidelity f adds noise of sd
@@ -142,7 +135,7 @@ static bosch_optimizer *noisy_run(const bosch_problem *p, struct req_log *lg, ui
 START_TEST(confirmation_draws)
 {
     bosch_testbed *tb = make_testbed(8, 4, 3, 0.3, 0.02);
-    bosch_problem *p = problem(8, 4, 0.5);
+    bosch_problem *p = make_problem(8, 4, 16);
     double bias_search = 0.0, bias_conf = 0.0;
     int seeds = 6;
     for (int seed = 1; seed <= seeds; seed++) {
@@ -211,7 +204,7 @@ END_TEST
 START_TEST(confirmation_top)
 {
     bosch_testbed *tb = make_testbed(8, 4, 5, 0.3, 0.02);
-    bosch_problem *p = problem(8, 4, 0.5);
+    bosch_problem *p = make_problem(8, 4, 16);
     struct req_log lg = {tb, 0, 0, 0, 0};
     bosch_optimizer *opt = noisy_run(p, &lg, 7, 300, 30, 3, 1.0);
     bosch_result *r = NULL;
@@ -265,7 +258,7 @@ START_TEST(screening)
 {
     bosch_testbed *tb = make_testbed(8, 4, 11, 0.3, 0.005);
     ck_assert_int_eq(bosch_testbed_set(tb, "fidelity_noise", 0.005), BOSCH_OK);
-    bosch_problem *p = problem(8, 4, 0.5);
+    bosch_problem *p = make_problem(8, 4, 16);
     struct req_log lg = {tb, 0, 0, 0, 0};
     bosch_optimizer *opt = noisy_run(p, &lg, 3, 200, 0, 1, 0.25);
     bosch_result *r = NULL;
@@ -341,7 +334,7 @@ START_TEST(asktell_requests)
 {
     bosch_testbed *tb = make_testbed(8, 4, 13, 0.3, 0.01);
     ck_assert_int_eq(bosch_testbed_set(tb, "fidelity_noise", 0.01), BOSCH_OK);
-    bosch_problem *p = problem(8, 4, 0.5);
+    bosch_problem *p = make_problem(8, 4, 16);
     struct req_log lg = {tb, 0, 0, 0, 0};
     bosch_optimizer *ref = noisy_run(p, &lg, 5, 150, 8, 2, 0.5);
     bosch_optimizer *opt = bosch_optimizer_create(p);
@@ -420,7 +413,7 @@ START_TEST(journal_resume_requests)
 {
     bosch_testbed *tb = make_testbed(8, 4, 17, 0.3, 0.01);
     ck_assert_int_eq(bosch_testbed_set(tb, "fidelity_noise", 0.01), BOSCH_OK);
-    bosch_problem *p = problem(8, 4, 0.5);
+    bosch_problem *p = make_problem(8, 4, 16);
     struct stopper ref_st = {tb, NULL, 0, 0};
     bosch_optimizer *ref = journal_opt(p, NULL, 0);
     ref_st.opt = ref;
@@ -477,35 +470,21 @@ START_TEST(journal_resume_requests)
 }
 END_TEST
 
-struct logbuf {
-    char text[16384];
-    size_t len;
-};
-
-static void log_cb(int level, const char *msg, void *user)
-{
-    struct logbuf *b = user;
-    (void)level;
-    int n = snprintf(b->text + b->len, sizeof b->text - b->len, "%s\n", msg);
-    if (n > 0 && b->len + (size_t)n < sizeof b->text)
-        b->len += (size_t)n;
-}
-
 /* Screening stays on when screened scores are exact, and switches itself
  * off (logged; every later stage-3 request at full fidelity) when their
  * error swamps the differences between candidates. */
 START_TEST(screening_switches_off_when_blind)
 {
-    bosch_problem *p = problem(8, 4, 0.5);
+    bosch_problem *p = make_problem(8, 4, 16);
     for (int blind = 0; blind < 2; blind++) {
         bosch_testbed *tb = make_testbed(8, 4, 21, 0.3, 0.0);
         ck_assert_int_eq(bosch_testbed_set(tb, "fidelity_noise", blind ? 0.5 : 0.0), BOSCH_OK);
         bosch_optimizer *opt = bosch_optimizer_create(p);
-        struct logbuf lb = {{0}, 0};
+        logtext lb = {{0}, 0};
         ck_assert_int_eq(bosch_set_seed(opt, 2), BOSCH_OK);
         ck_assert_int_eq(bosch_set_budget(opt, 300), BOSCH_OK);
         ck_assert_int_eq(bosch_set_screen_fidelity(opt, 0.25), BOSCH_OK);
-        ck_assert_int_eq(bosch_set_log(opt, log_cb, &lb, BOSCH_LOG_INFO), BOSCH_OK);
+        ck_assert_int_eq(bosch_set_log(opt, logtext_cb, &lb, BOSCH_LOG_INFO), BOSCH_OK);
         ck_assert_int_eq(bosch_set_request_batch_evaluator(opt, bosch_testbed_request_batch_eval,
                                                            tb),
                          BOSCH_OK);

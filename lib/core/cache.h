@@ -41,6 +41,14 @@ int64_t store_add(eval_store *s, const uint64_t *packed, double score, int stage
 /* Appends a record of any request; the request must not be in the store. */
 int64_t store_add_request(eval_store *s, const uint64_t *packed, double score, int stage,
                           int eligible, double wall, double fidelity, uint32_t draw);
+/* Whole evaluations left of `budget` after spending `spent` full-evaluation
+ * equivalents (0 when none; a hair of rounding error is forgiven). */
+static inline uint64_t evals_left(double budget, double spent)
+{
+    double left = budget - spent;
+    return left > 1e-9 ? (uint64_t)(left + 1e-9) : 0;
+}
+
 /* Non-zero for a record at full fidelity and draw 0. */
 static inline int store_is_plain(const eval_store *s, size_t r)
 {

@@ -127,9 +127,7 @@ int lns_step_group(lns *m)
         size_t vars = 0;
         for (uint32_t i = s; i < e; i++)
             vars += lns_free_count(p, pl->chunk_layers[i]);
-        uint64_t left = (double)pl->group_budget > pl->group_used
-                            ? (uint64_t)floor((double)pl->group_budget - pl->group_used + 1e-9)
-                            : 0;
+        uint64_t left = evals_left((double)pl->group_budget, pl->group_used);
         uint64_t b = pl->chunk + 1 == pl->nchunks
                          ? left
                          : (uint64_t)((double)left * (double)vars / (double)pl->group_vars_left);
@@ -153,9 +151,7 @@ int lns_step_polish(lns *m)
     struct plan *pl = &m->plan;
     if (!m->run_active) {
         /* What stage 3's chunks left of its budget, polish share included. */
-        uint64_t budget = (double)pl->group_total > pl->group_used
-                              ? (uint64_t)floor((double)pl->group_total - pl->group_used + 1e-9)
-                              : 0;
+        uint64_t budget = evals_left((double)pl->group_total, pl->group_used);
         if (pl->polished || m->cfg.polish_fraction <= 0.0 || budget == 0 ||
             lns_budget_left(m) == 0) {
             m->step = STEP_FINISHED;

@@ -215,7 +215,7 @@ static void lns_finish(lns *m)
         return;
     }
     double used = m->store.cost, left = (double)m->cfg.budget - used;
-    if (left < 1.0 - 1e-9) {
+    if (evals_left((double)m->cfg.budget, used) == 0) {
         m->status = BOSCH_DONE;
         return;
     }
@@ -269,7 +269,7 @@ int lns_next(lns *m, struct lns_batch *out)
             n = lns_step_confirm(m);
             break;
         case STEP_FINISHED:
-            if (m->cfg.confirm > 0 && m->plan.confirm_state == 0) {
+            if (lns_confirm_pending(m)) {
                 m->step = STEP_CONFIRM;
                 continue;
             }

@@ -91,6 +91,12 @@ struct lns {
     int64_t *pend_record; /* store records once told */
 };
 
+/* Confirmation draws are set (confirm > 0) and have not begun. */
+static inline int lns_confirm_pending(const lns *m)
+{
+    return m->cfg.confirm > 0 && m->plan.confirm_state == 0;
+}
+
 /* lns.c */
 int lns_fail(lns *m, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void lns_log(lns *m, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -55,9 +55,7 @@ int lns_step_probe(lns *m)
             return lns_budget_reached(m);
         uint32_t l = --pl->layer;
         uint32_t layers_left = l + 1;
-        uint64_t left = (double)pl->probe_budget > pl->probe_used
-                            ? (uint64_t)floor((double)pl->probe_budget - pl->probe_used + 1e-9)
-                            : 0;
+        uint64_t left = evals_left((double)pl->probe_budget, pl->probe_used);
         uint64_t b = left / layers_left;
         /* Keep one evaluation for each layer still to probe, so that a tight
          * budget still ends with the cascade's feasible mask. */

@@ -43,16 +43,14 @@ void lns_milestone(lns *m)
  * until their step. */
 uint64_t lns_budget_left(const lns *m)
 {
-    double left = (double)m->cfg.budget - m->store.cost;
-    if (m->step != STEP_CONFIRM && m->plan.confirm_state == 0)
-        left -= (double)m->cfg.confirm;
-    return left > 1e-9 ? (uint64_t)floor(left + 1e-9) : 0;
+    double reserve = m->step != STEP_CONFIRM && lns_confirm_pending(m) ? m->cfg.confirm : 0;
+    return evals_left((double)m->cfg.budget - reserve, m->store.cost);
 }
 
 void lns_search_ended(lns *m, int status)
 {
     m->npend = 0;
-    if (m->cfg.confirm > 0 && m->plan.confirm_state == 0) {
+    if (lns_confirm_pending(m)) {
         m->plan.end_status = status;
         m->step = STEP_CONFIRM;
         return;
@@ -66,7 +64,7 @@ int lns_budget_reached(lns *m)
 {
     lns_log(m, BOSCH_LOG_INFO, "evaluation budget of %llu reached%s",
             (unsigned long long)m->cfg.budget,
-            m->cfg.confirm > 0 && m->plan.confirm_state == 0 ? " (confirmation draws next)" : "");
+            lns_confirm_pending(m) ? " (confirmation draws next)" : "");
     lns_search_ended(m, BOSCH_BUDGET_REACHED);
     return 0;
 }

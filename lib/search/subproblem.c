@@ -1,6 +1,5 @@
 /* Subproblems: construction, the read-only view strategies get, and the
  * per-block repair. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,10 +228,7 @@ uint64_t bosch_subproblem_size(const bosch_subproblem *sp)
 
 uint64_t bosch_subproblem_budget_left(const bosch_subproblem *sp)
 {
-    if (!sp)
-        return 0;
-    double left = (double)sp->budget - sp->used;
-    return left > 1e-9 ? (uint64_t)floor(left + 1e-9) : 0;
+    return sp ? evals_left((double)sp->budget, sp->used) : 0;
 }
 
 int bosch_subproblem_incumbent(const bosch_subproblem *sp, uint8_t *x, double *value)

@@ -2,6 +2,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,15 @@ bosch_problem *make_problem(uint32_t L, uint32_t G, size_t T)
     ck_assert_ptr_nonnull(p);
     ck_assert_int_eq(bosch_problem_set_target_units(p, T), BOSCH_OK);
     return p;
+}
+
+void logtext_cb(int level, const char *msg, void *user)
+{
+    logtext *t = user;
+    (void)level;
+    int n = snprintf(t->text + t->len, sizeof t->text - t->len, "%s\n", msg);
+    if (n > 0 && t->len + (size_t)n < sizeof t->text)
+        t->len += (size_t)n;
 }
 
 bosch_optimizer *make_opt(const bosch_problem *p, uint64_t seed, uint64_t budget)

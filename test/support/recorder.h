@@ -45,6 +45,14 @@ int rec_batch_eval(const uint8_t *masks, size_t n, size_t units, double *scores,
 /* An L x G problem (one head per group) with T SWA units. */
 bosch_problem *make_problem(uint32_t L, uint32_t G, size_t T);
 
+/* A log callback that keeps the text (bosch_set_log(opt, logtext_cb, &t, level)):
+ * one line per message, as much as fits. */
+typedef struct {
+    char text[16384];
+    size_t len;
+} logtext;
+void logtext_cb(int level, const char *msg, void *user);
+
 /* An optimizer for p with the given seed and budget. */
 bosch_optimizer *make_opt(const bosch_problem *p, uint64_t seed, uint64_t budget);
 

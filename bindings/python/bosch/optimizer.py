@@ -327,18 +327,22 @@ def _make_eval(fn, state: _CallbackState):
     return EVAL_FN(trampoline)
 
 
-def _make_batch_eval(fn, state: _CallbackState):
-    string_at = ctypes.string_at
+def _score_batch(masks, n, units, scores, call, what):
+    """Splits C's `n` masks of `units` bytes, scores them with `call(batch)`
+    and writes the n scores back (ValueError naming `what` otherwise)."""
+    raw = ctypes.string_at(masks, n * units) if n else b""
+    batch = [raw[i * units:(i + 1) * units] for i in range(n)]
+    values = [float(v) for v in call(batch)]
+    if len(values) != n:
+        raise ValueError(f"{what} returned {len(values)} scores for {n} masks")
+    for i, v in enumerate(values):
+        scores[i] = v
 
+
+def _make_batch_eval(fn, state: _CallbackState):
     def trampoline(masks, n, units, scores, user):
         try:
-            raw = string_at(masks, n * units) if n else b""
-            batch = [raw[i * units:(i + 1) * units] for i in range(n)]
-            values = [float(v) for v in fn(batch)]
-            if len(values) != n:
-                raise ValueError(f"batch evaluator returned {len(values)} scores for {n} masks")
-            for i, v in enumerate(values):
-                scores[i] = v
+            _score_batch(masks, n, units, scores, fn, "batch evaluator")
             return 0
         except BaseException as exc:
             state.capture(exc, stop=False)
@@ -362,18 +366,11 @@ def _make_request_eval(fn, state: _CallbackState):
 
 
 def _make_request_batch_eval(fn, state: _CallbackState):
-    string_at = ctypes.string_at
-
     def trampoline(masks, fidelity, draws, n, units, scores, user):
         try:
-            raw = string_at(masks, n * units) if n else b""
-            batch = [raw[i * units:(i + 1) * units] for i in range(n)]
-            values = [float(v) for v in fn(batch, fidelity[:n], draws[:n])]
-            if len(values) != n:
-                raise ValueError(f"request batch evaluator returned {len(values)} scores "
-                                 f"for {n} masks")
-            for i, v in enumerate(values):
-                scores[i] = v
+            _score_batch(masks, n, units, scores,
+                         lambda batch: fn(batch, fidelity[:n], draws[:n]),
+                         "request batch evaluator")
             return 0
         except BaseException as exc:
             state.capture(exc, stop=False)
