@@ -109,53 +109,39 @@ struct lns_hooks session_hooks(bosch_optimizer *opt)
 
 /* ---- evaluators and stopping -------------------------------------------------------- */
 
-int bosch_set_evaluator(bosch_optimizer *opt, bosch_eval_fn fn, void *user)
+/* Installs one kind of evaluator (exactly one of the four is non-NULL),
+ * replacing the others. */
+static int install_evaluator(bosch_optimizer *opt, bosch_eval_fn eval,
+                             bosch_batch_eval_fn batch_eval, bosch_request_eval_fn req_eval,
+                             bosch_request_batch_eval_fn req_batch_eval, void *user)
 {
-    if (!opt || !fn)
-        return BOSCH_E_INVALID;
-    opt->eval = fn;
-    opt->batch_eval = NULL;
-    opt->req_eval = NULL;
-    opt->req_batch_eval = NULL;
+    opt->eval = eval;
+    opt->batch_eval = batch_eval;
+    opt->req_eval = req_eval;
+    opt->req_batch_eval = req_batch_eval;
     opt->eval_user = user;
     return BOSCH_OK;
+}
+
+int bosch_set_evaluator(bosch_optimizer *opt, bosch_eval_fn fn, void *user)
+{
+    return opt && fn ? install_evaluator(opt, fn, NULL, NULL, NULL, user) : BOSCH_E_INVALID;
 }
 
 int bosch_set_batch_evaluator(bosch_optimizer *opt, bosch_batch_eval_fn fn, void *user)
 {
-    if (!opt || !fn)
-        return BOSCH_E_INVALID;
-    opt->batch_eval = fn;
-    opt->eval = NULL;
-    opt->req_eval = NULL;
-    opt->req_batch_eval = NULL;
-    opt->eval_user = user;
-    return BOSCH_OK;
+    return opt && fn ? install_evaluator(opt, NULL, fn, NULL, NULL, user) : BOSCH_E_INVALID;
 }
 
 int bosch_set_request_evaluator(bosch_optimizer *opt, bosch_request_eval_fn fn, void *user)
 {
-    if (!opt || !fn)
-        return BOSCH_E_INVALID;
-    opt->eval = NULL;
-    opt->batch_eval = NULL;
-    opt->req_eval = fn;
-    opt->req_batch_eval = NULL;
-    opt->eval_user = user;
-    return BOSCH_OK;
+    return opt && fn ? install_evaluator(opt, NULL, NULL, fn, NULL, user) : BOSCH_E_INVALID;
 }
 
 int bosch_set_request_batch_evaluator(bosch_optimizer *opt, bosch_request_batch_eval_fn fn,
                                       void *user)
 {
-    if (!opt || !fn)
-        return BOSCH_E_INVALID;
-    opt->eval = NULL;
-    opt->batch_eval = NULL;
-    opt->req_eval = NULL;
-    opt->req_batch_eval = fn;
-    opt->eval_user = user;
-    return BOSCH_OK;
+    return opt && fn ? install_evaluator(opt, NULL, NULL, NULL, fn, user) : BOSCH_E_INVALID;
 }
 
 int bosch_set_evaluator_thread_safe(bosch_optimizer *opt, int thread_safe)

@@ -252,13 +252,18 @@ static int find_param(const char *name)
     return -1;
 }
 
+/* The parameters a landscape family takes (the others shape the energy landscape). */
+static int family_param(int i)
+{
+    return i == P_NOISE || i == P_FIDELITY_NOISE || i == P_FIDELITY_CORRELATION;
+}
+
 int bosch_testbed_set(bosch_testbed *tb, const char *param, double value)
 {
     if (!tb || !param)
         return BOSCH_E_INVALID;
     int i = find_param(param);
-    if (i < 0 || (tb->family != BOSCH_TESTBED_ENERGY && i != P_NOISE && i != P_FIDELITY_NOISE &&
-                   i != P_FIDELITY_CORRELATION))
+    if (i < 0 || (tb->family != BOSCH_TESTBED_ENERGY && !family_param(i)))
         return BOSCH_E_OPTION;
     if (!isfinite(value) || value < 0.0 || (params[i].max >= 0.0 && value > params[i].max))
         return BOSCH_E_INVALID;
@@ -275,8 +280,7 @@ int bosch_testbed_set(bosch_testbed *tb, const char *param, double value)
 double bosch_testbed_get(const bosch_testbed *tb, const char *param)
 {
     int i = find_param(param);
-    if (tb && i >= 0 && tb->family != BOSCH_TESTBED_ENERGY && i != P_NOISE &&
-        i != P_FIDELITY_NOISE && i != P_FIDELITY_CORRELATION)
+    if (tb && i >= 0 && tb->family != BOSCH_TESTBED_ENERGY && !family_param(i))
         return NAN;
     return tb && i >= 0 ? tb->p[i] : NAN;
 }
