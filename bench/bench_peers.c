@@ -8,6 +8,7 @@
  * with any --threads value (only the run time at the end differs).
  *
  *   bench_peers [--quick] [--seeds K] [--seed-base S] [--threads T] [--noise SD]
+ *               [--priors SD]  (the default gets ablation priors with noise SD x their sd)
  *               [--fidelity-noise SD] [--fidelity-correlation C]  (testbed fidelity_noise and
  *               fidelity_correlation: the extra error of screened scores)
  *               [--families circuits,qubo,...] [--budgets 500,1500] [--tune]
@@ -63,6 +64,7 @@ static struct {
     uint64_t budgets[8];
     unsigned nbud;
     double noise, fidelity_noise, fidelity_corr;
+    double prior_noise; /* --priors SD: the default gets noisy ablation priors (< 0 = none) */
     const char *bopt[8][2]; /* --bosch-option NAME=VALUE: extra options of the default */
     char bopt_buf[8][128];
     unsigned nbopt;
@@ -306,9 +308,11 @@ struct reported {
 
 /* The library's default: bosch_optimize with the budget and seed options,
  * everything else default, the testbed as request batch evaluator (the
- * plain batch evaluator's scores for plain requests). */
+ * plain batch evaluator's scores for plain requests); with --priors, the
+ * instance's priors (bosch_set_priors). */
 static uint64_t run_bosch(const bosch_testbed *tb, const bosch_problem *p, uint64_t budget,
-                          uint64_t seed, uint8_t *out, int *failed, struct reported *rep)
+                          uint64_t seed, const double *priors, uint8_t *out, int *failed,
+                          struct reported *rep)
 {
     bosch_optimizer *opt = bosch_optimizer_create(p);
     char buf[32];
@@ -318,6 +322,8 @@ static uint64_t run_bosch(const bosch_testbed *tb, const bosch_problem *p, uint6
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)seed);
     rc |= bosch_set_option(opt, "seed", buf);
     rc |= bosch_set_request_batch_evaluator(opt, bosch_testbed_request_batch_eval, (void *)tb);
+    if (priors)
+        rc |= bosch_set_priors(opt, priors, bosch_problem_units(p));
     for (unsigned i = 0; i < cfg.nbopt && rc == BOSCH_OK; i++)
         if ((rc = bosch_set_option(opt, cfg.bopt[i][0], cfg.bopt[i][1])) != BOSCH_OK)
             fprintf(stderr, "bench_peers: --bosch-option %s=%s: %s\n", cfg.bopt[i][0],
@@ -363,6 +369,7 @@ struct run {
 };
 struct inst {
     double f_swa, f_best;
+    double f_prior; /* --priors: clean score of the priors' static mask */
     int exact;
     struct run runs[8][N_METHODS]; /* [budget][method] */
 };
@@ -391,6 +398,49 @@ static uint64_t method_seed(uint64_t seed, size_t f, size_t s, size_t r, size_t 
     return mix(mix(mix(seed * 1000003u + f) ^ (s * 131 + r)) ^ (b * 7919 + m * 104729));
 }
 
+/* Priors a host could have without spending its budget (what FISHER
+ * approximates): each unit's single-unit ablation loss on the clean score,
+ * f(all full) - f(unit alone SWA), plus Gaussian noise of --priors times
+ * their sd. Also writes the clean score of their static mask (the k units
+ * of lowest prior SWA). Deterministic in the instance seed. */
+static double *make_priors(const bosch_testbed *tb, size_t n, size_t k, uint64_t seed,
+                           double *f_static)
+{
+    double *pr = malloc(n * sizeof *pr);
+    uint8_t *m = malloc(n);
+    if (!pr || !m)
+        exit(1);
+    memset(m, 0, n);
+    double full = clean(tb, m), mean = 0.0, var = 0.0;
+    for (size_t u = 0; u < n; u++) {
+        m[u] = 1;
+        pr[u] = full - clean(tb, m);
+        m[u] = 0;
+        mean += pr[u];
+    }
+    mean /= (double)n;
+    for (size_t u = 0; u < n; u++)
+        var += (pr[u] - mean) * (pr[u] - mean);
+    double sd = sqrt(var / (double)n);
+    uint64_t r = mix(seed ^ 0x5052494f52530000ull);
+    for (size_t u = 0; u < n; u++) {
+        double a = runif(&r), b = runif(&r);
+        if (a < 1e-300)
+            a = 1e-300;
+        pr[u] += cfg.prior_noise * sd * sqrt(-2.0 * log(a)) * cos(6.283185307179586 * b);
+    }
+    for (size_t i = 0; i < k; i++) { /* static mask: k lowest priors SWA */
+        size_t pick = n;
+        for (size_t u = 0; u < n; u++)
+            if (!m[u] && (pick == n || pr[u] < pr[pick]))
+                pick = u;
+        m[pick] = 1;
+    }
+    *f_static = clean(tb, m);
+    free(m);
+    return pr;
+}
+
 static void run_instance(size_t fi, size_t si, size_t ri, uint64_t seed, struct inst *in)
 {
     const struct shape *sh = &shapes[si];
@@ -408,7 +458,8 @@ static void run_instance(size_t fi, size_t si, size_t ri, uint64_t seed, struct 
     in->f_swa = clean(tb, m);
     double fopt = NAN;
     in->exact = bosch_testbed_exact_optimum(tb, p, m, &fopt) == BOSCH_OK;
-    double found = -INFINITY;
+    double *priors = cfg.prior_noise >= 0 ? make_priors(tb, n, k, seed, &in->f_prior) : NULL;
+    double found = priors ? in->f_prior : -INFINITY;
     for (unsigned b = 0; b < cfg.nbud; b++)
         for (int me = 0; me < N_METHODS; me++) {
             struct ev e = {tb, 0, cfg.budgets[b]};
@@ -416,7 +467,8 @@ static void run_instance(size_t fi, size_t si, size_t ri, uint64_t seed, struct 
             uint64_t ms = method_seed(seed, (size_t)fam, si, ri, b, (size_t)me);
             switch (me) {
             case M_BOSCH:
-                e.used = run_bosch(tb, p, e.budget, seed, m, &failed, &in->runs[b][me].rep);
+                e.used = run_bosch(tb, p, e.budget, seed, priors, m, &failed,
+                                   &in->runs[b][me].rep);
                 break;
             case M_SA:
                 run_sa(&e, n, k, ms, sa_tau0, sa_tau1, m);
@@ -468,6 +520,7 @@ static void run_instance(size_t fi, size_t si, size_t ri, uint64_t seed, struct 
         }
         in->f_best = found;
     }
+    free(priors);
     free(m);
     bosch_problem_free(p);
     bosch_testbed_free(tb);
@@ -574,6 +627,12 @@ static void print_header(void)
     printf(" evaluations.\n");
     printf("- libbosch default: bosch_optimize, options budget and seed only (seed = landscape "
            "seed), bosch_testbed_request_batch_eval; its two anchor evaluations count in the budget.\n");
+    if (cfg.prior_noise >= 0)
+        printf("- --priors %g: the default (only) is given per-unit priors with bosch_set_priors: "
+               "each unit's single-unit ablation loss on the clean score, f(all full) - f(unit "
+               "alone SWA), plus Gaussian noise of %g x their sd; computing them is not counted "
+               "in its budget (a host has such scores, e.g. FISHER, for about one pass).\n",
+               cfg.prior_noise, cfg.prior_noise);
     if (cfg.nbopt) {
         printf("- options given to the default with --bosch-option:");
         for (unsigned i = 0; i < cfg.nbopt; i++)
@@ -671,6 +730,20 @@ static void print_overall(void)
             printf(" %.4f |", fq[f] / fn[f]);
         printf(" %.0f [%llu, %llu] |\n", esum / nall, (unsigned long long)emin,
                (unsigned long long)emax);
+    }
+    if (cfg.prior_noise >= 0) { /* the priors alone, as a static ranking */
+        double all = 0, nall = 0, fq[8] = {0}, fn[8] = {0};
+        for (size_t j = 0; j < n_inst; j++) {
+            size_t f = j / cfg.seeds / N_RHOS / cfg.nshapes;
+            double q = qual(&insts[j], insts[j].f_prior);
+            all += q, nall++, fq[f] += q, fn[f]++;
+        }
+        printf("| the priors' static mask | %.4f |", all / nall);
+        for (unsigned b = 0; b < cfg.nbud; b++)
+            printf(" %.4f |", all / nall);
+        for (unsigned f = 0; f < cfg.nfam; f++)
+            printf(" %.4f |", fq[f] / fn[f]);
+        printf(" 0 |\n");
     }
     printf("\n## The default against each peer\n\nPaired over every (family, shape, rho, "
            "budget, seed) run: mean q(default) - q(peer), and runs where the default is above / "
@@ -827,6 +900,7 @@ static int parse_families(const char *s)
 int main(int argc, char **argv)
 {
     cfg.seeds = 5, cfg.threads = 2, cfg.nshapes = 2, cfg.nbud = 2;
+    cfg.prior_noise = -1.0;
     cfg.budgets[0] = 500, cfg.budgets[1] = 1500;
     for (int f = 1; f < BOSCH_TESTBED_FAMILY_LAST_; f++)
         cfg.fam[cfg.nfam++] = f;
@@ -847,6 +921,8 @@ int main(int argc, char **argv)
             cfg.noise = atof(v), i++;
         else if (!strcmp(a, "--fidelity-noise") && v)
             cfg.fidelity_noise = atof(v), i++;
+        else if (!strcmp(a, "--priors") && v)
+            cfg.prior_noise = atof(v), i++;
         else if (!strcmp(a, "--fidelity-correlation") && v)
             cfg.fidelity_corr = atof(v), i++;
         else if (!strcmp(a, "--budgets") && v) {
@@ -903,7 +979,7 @@ int main(int argc, char **argv)
             cfg.threads, bugs ? ", BUGS SEEN (see above)" : "");
     return bugs ? 1 : 0;
 usage:
-    fprintf(stderr, "usage: bench_peers [--quick] [--tune] [--seeds K] [--seed-base S] [--threads T] [--noise SD] [--fidelity-noise SD] [--fidelity-correlation C] "
+    fprintf(stderr, "usage: bench_peers [--quick] [--tune] [--seeds K] [--seed-base S] [--threads T] [--noise SD] [--fidelity-noise SD] [--fidelity-correlation C] [--priors SD] "
                     "[--families circuits,qubo,nk2,nk4,coverage,layer-concave] "
                     "[--budgets 500,1500] [--bosch-option NAME=VALUE ...]\n");
     return 2;

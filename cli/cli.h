@@ -30,6 +30,7 @@ struct settings {
     unsigned threads, eval_batch, batch_size;
     unsigned confirm, confirm_top; /* search: confirmation draws */
     double screen_fidelity;        /* search: multi-fidelity screening (1 = off) */
+    const char *priors;            /* search: a saved selection whose unit_importance guides it */
     int no_prefix_cache;
     const char *journal;
     const char *strategy;

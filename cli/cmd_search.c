@@ -14,6 +14,50 @@
 #endif
 
 #ifdef BOSCH_CLI_TORCH
+/* --priors FILE: the unit_importance of a saved selection (a baseline's
+ * PREFIX.json) as the search's priors; 0, or EXIT_ERROR after a message. */
+static int load_priors(bosch_optimizer *opt, const bosch_problem *prob, const char *path)
+{
+    bosch_selection *sel = bosch_selection_read_json(path);
+    if (!sel) {
+        errorf("--priors %s: %s", path, bosch_create_error());
+        return EXIT_ERROR;
+    }
+    int status = EXIT_ERROR;
+    size_t units = bosch_problem_units(prob);
+    double *imp = NULL;
+    if (bosch_selection_layers(sel) != bosch_problem_layers(prob) ||
+        bosch_selection_kv_groups(sel) != bosch_problem_kv_groups(prob)) {
+        errorf("--priors %s: %u layers x %u KV groups, the model has %u x %u", path,
+               bosch_selection_layers(sel), bosch_selection_kv_groups(sel),
+               bosch_problem_layers(prob), bosch_problem_kv_groups(prob));
+        goto out;
+    }
+    imp = malloc(units * sizeof *imp);
+    if (!imp) {
+        errorf("out of memory");
+        goto out;
+    }
+    if (bosch_selection_importance(sel, imp, units) != BOSCH_OK) {
+        errorf("--priors %s: it records no unit_importance (save one with bosch baseline "
+               "--kind ablation|locality|retrieval|echo-induction|fisher)",
+               path);
+        goto out;
+    }
+    for (size_t u = 0; u < units; u++)
+        if (imp[u] != imp[u]) {
+            errorf("--priors %s: the importance of unit %zu (layer %zu, KV group %zu) is null", path,
+                   u, u / bosch_problem_kv_groups(prob), u % bosch_problem_kv_groups(prob));
+            goto out;
+        }
+    int rc = bosch_set_priors(opt, imp, units);
+    status = rc ? opt_fail(rc, "--priors", opt) : 0;
+out:
+    free(imp);
+    bosch_selection_free(sel);
+    return status;
+}
+
 /* The search options; 0, or EXIT_ERROR after a message. */
 static int configure(bosch_optimizer *opt, const struct settings *s)
 {
@@ -151,7 +195,7 @@ static int run_search(struct settings *s)
         errorf("out of memory");
         goto out;
     }
-    if (!configure(opt, s))
+    if (!configure(opt, s) && (!s->priors || !load_priors(opt, prob, s->priors)))
         status = search(opt, prob, &b, s);
 out:
     bosch_optimizer_free(opt);

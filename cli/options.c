@@ -13,7 +13,7 @@ enum opt_id {
     O_RATIO, O_WINDOW, O_SINK, O_BUDGET, O_THREADS, O_JOURNAL, O_SEED, O_STRATEGY,
     O_VARIANT, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH, O_TIME,
     O_BATCHSIZE, O_NOCACHE, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
-    O_FORMAT, O_CONFIGONLY, O_CONFIRM, O_CONFIRMTOP, O_SCREEN
+    O_FORMAT, O_CONFIGONLY, O_CONFIRM, O_CONFIRMTOP, O_SCREEN, O_PRIORS
 };
 
 #define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
@@ -104,6 +104,9 @@ static const struct cli_option options[] = {
     {"screen-fidelity", required_argument, O_SCREEN, CMD_SEARCH, SEC_SEARCH,
      "--screen-fidelity F  stage 3 screens candidates on a share F of the samples\n"
      "                     first (1 = off)"},
+    {"priors", required_argument, O_PRIORS, CMD_SEARCH, SEC_SEARCH,
+     "--priors FILE      per-unit priors: the unit_importance of a saved baseline\n"
+     "                     (e.g. bosch baseline --kind fisher) guides the search"},
     {"kind", required_argument, O_KIND, CMD_BASELINE, SEC_BASELINE,
      "--kind K           baseline: rand|intr|bme (layer patterns), ablation\n"
      "                     (single-unit SWA drops), locality|retrieval|\n"
@@ -273,6 +276,7 @@ static const char *apply_run_option(struct settings *s, int id, const char *arg)
     case O_OUT: s->out = arg; return *arg ? NULL : "--out";
     case O_KIND: s->kind = arg; return baseline_kind_known(arg) ? NULL : "--kind (" BASELINE_KINDS ")";
     case O_MASK: s->mask = arg; return NULL;
+    case O_PRIORS: s->priors = arg; return *arg ? NULL : "--priors";
     case O_BATCHSIZE:
         return parse_uint(arg, 1, 4096, &s->batch_size) ? "--batch-size (1..4096)" : NULL;
     case O_CONFIRM:

@@ -150,6 +150,23 @@ BOSCH_API int bosch_set_confirm_top(bosch_optimizer *opt, uint32_t masks);
  * or ask/tell with bosch_candidate_request (a plain evaluator is refused by
  * bosch_optimize with BOSCH_E_INVALID). Option "screen_fidelity". */
 BOSCH_API int bosch_set_screen_fidelity(bosch_optimizer *opt, double fidelity);
+/* Per-unit priors the host already has, such as FISHER or single-unit
+ * ablation scores: importance[u] for each of the problem's units
+ * (bosch_problem_units), higher = more harm when unit u becomes SWA. They
+ * guide the search and never decide it: the default strategy ("model")
+ * first evaluates the priors' static mask in each subproblem it searches
+ * (the variables of lowest prior set to SWA) and adds the priors as one
+ * feature of its surrogate, whose weight it learns from the evaluations, so
+ * a misleading prior costs about one evaluation per subproblem. Other
+ * strategies may read them (bosch_subproblem_prior). Copied; NULL clears.
+ * BOSCH_E_INVALID when n_units is not the problem's unit count,
+ * BOSCH_E_BAD_SCORE when a value is not finite, BOSCH_E_STATE once the
+ * search has started. A hash of the priors enters the journal header: a
+ * resume with other priors is BOSCH_E_MISMATCH. */
+BOSCH_API int bosch_set_priors(bosch_optimizer *opt, const double *importance, size_t n_units);
+/* The priors set (0 = none): returns their count and writes up to n of
+ * them to out (NULL = count only). */
+BOSCH_API size_t bosch_get_priors(const bosch_optimizer *opt, double *out, size_t n);
 /* Supply the two anchor scores instead of having them evaluated (saves two
  * evaluations). BOSCH_E_BAD_SCORE unless both are finite, BOSCH_E_ANCHORS
  * unless s_full > s_allswa (accepted when raw_scores is set before). */

@@ -115,6 +115,13 @@ BOSCH_API int bosch_subproblem_lookup(const bosch_subproblem *sp, const uint8_t 
 BOSCH_API size_t bosch_subproblem_history_count(const bosch_subproblem *sp);
 BOSCH_API int bosch_subproblem_history(const bosch_subproblem *sp, size_t i, uint8_t *x,
                                        double *value);
+/* The host's priors for the subproblem's variables (bosch_set_priors: per
+ * unit, higher = more important to keep full attention, e.g. FISHER; a
+ * variable that stands for several units gets their mean), written to
+ * prior (bosch_subproblem_vars values). BOSCH_E_NOT_FOUND when the host gave
+ * none. A strategy may warm-start from them (the variables of lowest prior
+ * set to 1) or feed them to a surrogate; the builtin "model" does both. */
+BOSCH_API int bosch_subproblem_prior(const bosch_subproblem *sp, double *prior);
 /* The subproblem's deterministic random stream (the only randomness a
  * strategy should use). */
 BOSCH_API uint64_t bosch_subproblem_random(const bosch_subproblem *sp);
@@ -137,6 +144,10 @@ BOSCH_API bosch_subproblem *bosch_subproblem_create(size_t n_vars, size_t n_bloc
 BOSCH_API void bosch_subproblem_free(bosch_subproblem *sp);
 /* Optional start point with its known value (becomes the incumbent). */
 BOSCH_API int bosch_subproblem_set_start(bosch_subproblem *sp, const uint8_t *x, double value);
+/* Optional priors of the variables (bosch_subproblem_vars values, copied;
+ * NULL clears), as bosch_subproblem_prior reads them. BOSCH_E_BAD_SCORE
+ * when one is not finite. */
+BOSCH_API int bosch_subproblem_set_prior(bosch_subproblem *sp, const double *prior);
 
 typedef int (*bosch_objective_fn)(const uint8_t *x, size_t n_vars, double *value, void *user);
 /* Runs `s` on `sp` until the strategy finishes or `budget` evaluations are

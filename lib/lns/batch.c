@@ -93,6 +93,10 @@ int lns_start_subproblem(lns *m, bosch_subproblem *sp, uint64_t budget, int stag
     if (sp->budget == 0)
         sp->budget = 1;
     sp->store = &m->store;
+    if (m->cfg.prior && subproblem_prior_from_units(sp, m->cfg.prior) < 0) {
+        bosch_subproblem_free(sp);
+        return lns_fail(m, BOSCH_E_NOMEM, "out of memory building a subproblem");
+    }
     sp->value_of = record_value;
     sp->value_ctx = m;
     m->sp = sp;

@@ -36,6 +36,7 @@ struct lns_config {
     int raw_scores; /* anchors not ordered: search raw scores instead of failing */
     uint32_t confirm, confirm_top; /* confirmation draws of the best masks at the end */
     double screen_fidelity;        /* stage 3 screens new candidates at it (1 = off) */
+    const double *prior;           /* the host's per-unit priors (units; borrowed), or NULL */
 };
 
 struct lns_hooks {

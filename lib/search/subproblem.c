@@ -120,6 +120,7 @@ void bosch_subproblem_free(bosch_subproblem *sp)
     free(sp->full);
     free(sp->rng);
     free(sp->repair_prio);
+    free(sp->prior);
     if (sp->hist) {
         free(sp->hist->rec);
         free(sp->hist->full);

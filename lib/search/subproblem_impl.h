@@ -48,6 +48,7 @@ struct bosch_subproblem {
     uint64_t *scratch;     /* packed full mask (store words) */
     uint8_t *full;         /* unpacked full mask (units) */
     struct sp_history *hist; /* evaluated points lying in the subproblem (history.c) */
+    double *prior;         /* n: the host's priors per variable, NULL = none (prior.c) */
 };
 
 /* Builds a subproblem over `n` variables. var_units: CSR mapping (NULL =
@@ -62,6 +63,9 @@ void subproblem_apply(const bosch_subproblem *sp, const uint8_t *x, uint8_t *ful
 /* Writes x into sp->full (the base with the variables applied, repaired to
  * the global target when global_repair is set) and packs it into sp->scratch. */
 void subproblem_expand(const bosch_subproblem *sp, const uint8_t *x);
+/* Sets the variables' priors from per-unit priors (the mean over each
+ * variable's units); NULL clears. BOSCH_E_NOMEM when memory runs out. */
+int subproblem_prior_from_units(bosch_subproblem *sp, const double *unit_prior);
 /* Repair to block counts with random tie-breaking. */
 int subproblem_repair_random(const bosch_subproblem *sp, uint8_t *x);
 /* Restricts a full mask to the variables (var takes its first unit's value). */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "session/session.h"
 
@@ -76,6 +77,18 @@ char *session_journal_header(const bosch_optimizer *opt)
     }
     if (o->screen_fidelity < 1.0)
         json_object_object_add(h, "screen_fidelity", dbl(o->screen_fidelity));
+    if (o->priors) { /* only when set: a hash of the values as exact text */
+        XXH64_state_t *st = XXH64_createState();
+        if (st && XXH64_reset(st, 0) == XXH_OK) {
+            for (size_t u = 0; u < p->units; u++) {
+                int len = snprintf(num, sizeof num, "%.17g,", o->priors[u]);
+                XXH64_update(st, num, (size_t)len);
+            }
+            snprintf(num, sizeof num, "%016llx", (unsigned long long)XXH64_digest(st));
+            json_object_object_add(h, "priors", json_object_new_string(num));
+        }
+        XXH64_freeState(st);
+    }
     if (o->anchors_given) {
         json_object *a = json_object_new_array();
         json_object_array_add(a, dbl(o->s_full));

@@ -313,6 +313,44 @@ int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa)
     return BOSCH_OK;
 }
 
+int bosch_set_priors(bosch_optimizer *opt, const double *importance, size_t n_units)
+{
+    int rc = not_started(opt);
+    if (rc < 0)
+        return rc;
+    if (!importance) {
+        free(opt->o.priors);
+        opt->o.priors = NULL;
+        return BOSCH_OK;
+    }
+    size_t units = opt->prob->units;
+    if (n_units != units)
+        return session_refuse(opt, BOSCH_E_INVALID,
+                              "priors: %zu values given, the problem has %zu units", n_units,
+                              units);
+    for (size_t u = 0; u < units; u++)
+        if (!isfinite(importance[u]))
+            return session_refuse(opt, BOSCH_E_BAD_SCORE, "prior of unit %zu is not finite",
+                                  u);
+    double *copy = malloc(units * sizeof *copy);
+    if (!copy)
+        return session_refuse(opt, BOSCH_E_NOMEM, "out of memory");
+    memcpy(copy, importance, units * sizeof *copy);
+    free(opt->o.priors);
+    opt->o.priors = copy;
+    return BOSCH_OK;
+}
+
+size_t bosch_get_priors(const bosch_optimizer *opt, double *out, size_t n)
+{
+    if (!opt || !opt->o.priors)
+        return 0;
+    size_t units = opt->prob->units;
+    if (out)
+        memcpy(out, opt->o.priors, (n < units ? n : units) * sizeof *out);
+    return units;
+}
+
 /* ---- by name ---------------------------------------------------------------------- */
 
 static int parse_u64(const char *v, uint64_t *out)
@@ -588,6 +626,7 @@ void session_options_free(struct options *o)
     for (int s = 0; s < BOSCH_STAGE_COUNT; s++)
         bosch_strategy_free(o->strategy[s]);
     free(o->journal_path);
+    free(o->priors);
 }
 
 struct lns_config session_lns_config(const struct options *o)
@@ -612,6 +651,7 @@ struct lns_config session_lns_config(const struct options *o)
     c.confirm = (uint32_t)o->confirm;
     c.confirm_top = (uint32_t)o->confirm_top;
     c.screen_fidelity = o->screen_fidelity;
+    c.prior = o->priors;
     c.s_full = o->s_full;
     c.s_swa = o->s_swa;
     return c;

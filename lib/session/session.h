@@ -35,6 +35,7 @@ struct options {
     int raw_scores;      /* unordered anchors: search raw scores */
     uint64_t confirm, confirm_top; /* confirmation draws of the best masks */
     double screen_fidelity;        /* multi-fidelity screening (1 = off) */
+    double *priors;                /* the host's per-unit priors (units), NULL = none */
 };
 
 struct bosch_optimizer {

@@ -3,12 +3,20 @@
  * on every point evaluated so far in the subproblem (its history included,
  * so stage 3's polish starts from what the earlier stages learnt). Each
  * proposal draws many random swap moves from the current point, scores them
- * with the model plus a Thompson-style draw of its uncertainty, and sends
+ * with the model plus a (half-scale) Thompson-style draw of its uncertainty
+ * (none in the last tenth of the budget), and sends
  * only the most promising unseen one to the evaluator: evaluations go where
  * the model expects gains, and the model learns where it was wrong. Moves
  * are accepted with the Metropolis rule on the measured values, under a
  * temperature that falls geometrically with the spent budget (as the
  * annealing peer of bench/bench_peers).
+ *
+ * With the host's priors (bosch_subproblem_prior, e.g. FISHER scores) the
+ * first proposal is their static point (the variables of lowest prior set
+ * to 1 in each block) and the surrogate gains one feature, the standardised
+ * prior summed over the variables set to 1, whose weight is learnt like the
+ * others: a prior that ranks well moves every prediction at once, a
+ * misleading one gets a weight near zero.
  *
  * Large subproblems (more than MODEL_DENSE_MAX variables) keep only the
  * diagonal of the covariance, so memory stays linear. */
@@ -23,12 +31,17 @@
 #define MODEL_DENSE_MAX 1024
 #define MODEL_PRIOR_VAR 10.0 /* prior variance of each weight: almost no shrinkage */
 #define MODEL_FORGET 0.99    /* older points weigh less: a model of the current region */
-#define MODEL_SCREEN 48      /* swap moves scored per proposal */
+#define MODEL_SCREEN 192     /* swap moves scored per proposal */
+#define MODEL_THOMPSON 0.5   /* scale of the uncertainty draw added to each prediction */
+#define MODEL_EXPLOIT 0.1    /* last share of the budget: predictions without the draw */
 #define MODEL_TAU0 0.3       /* temperature / mean |delta| at the start */
 #define MODEL_TAU1 0.003     /* ... and at the end of the budget */
 
 struct state {
-    size_t n, d;      /* variables; features = variables + bias */
+    size_t n, d;      /* variables; features = variables, bias [n], prior [n + 1] */
+    double *z;        /* n: standardised priors, NULL = none (d = n + 1) */
+    int prior_sent;   /* the priors' static point was proposed */
+    uint8_t *prior_x; /* that point while its value is awaited, else NULL */
     int dense;        /* full covariance, else its diagonal */
     double *w;        /* d */
     double *P;        /* d*d (dense) or d */
@@ -51,6 +64,8 @@ static void destroy(void *st, void *user)
     struct state *s = st;
     if (!s)
         return;
+    free(s->z);
+    free(s->prior_x);
     free(s->w);
     free(s->P);
     free(s->Pphi);
@@ -74,12 +89,24 @@ static double gauss(const bosch_subproblem *sp)
     return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
 }
 
+/* The prior feature of x: sum of z_v over the variables set to 1. */
+static double prior_feature(const struct state *s, const uint8_t *x)
+{
+    double a = 0.0;
+    for (size_t v = 0; v < s->n; v++)
+        if (x[v])
+            a += s->z[v];
+    return a;
+}
+
 static double predict(const struct state *s, const uint8_t *x)
 {
     double y = s->w[s->n];
     for (size_t v = 0; v < s->n; v++)
         if (x[v])
             y += s->w[v];
+    if (s->z)
+        y += s->w[s->n + 1] * prior_feature(s, x);
     return y;
 }
 
@@ -99,20 +126,26 @@ static void learn(struct state *s, const uint8_t *x, double y)
     if (s->nobs == 0)
         s->w[n] = y;
     double e = y - predict(s, x);
+    double fp = s->z ? prior_feature(s, x) : 0.0;
     if (s->dense) {
-        /* P phi for a binary phi: the sum of P's columns where phi is 1. */
+        /* P phi for phi = (x, 1, fp): the sum of P's columns where x is 1,
+         * the bias column and fp times the prior column. */
         for (size_t i = 0; i < d; i++) {
             const double *row = s->P + i * d;
             double a = row[n];
             for (size_t v = 0; v < n; v++)
                 if (x[v])
                     a += row[v];
+            if (s->z)
+                a += fp * row[n + 1];
             s->Pphi[i] = a;
         }
         double q = s->Pphi[n];
         for (size_t v = 0; v < n; v++)
             if (x[v])
                 q += s->Pphi[v];
+        if (s->z)
+            q += fp * s->Pphi[n + 1];
         double den = MODEL_FORGET + q;
         track_noise(s, e, q);
         for (size_t i = 0; i < d; i++)
@@ -129,28 +162,99 @@ static void learn(struct state *s, const uint8_t *x, double y)
         for (size_t v = 0; v < n; v++)
             if (x[v])
                 q += s->P[v];
+        if (s->z)
+            q += fp * fp * s->P[n + 1];
         double den = MODEL_FORGET + q;
         track_noise(s, e, q);
         for (size_t i = 0; i < d; i++) {
-            if (i < n && !x[i]) {
+            double phi = i < n ? (x[i] != 0) : i == n ? 1.0 : fp;
+            if (phi == 0.0) {
                 s->P[i] /= MODEL_FORGET;
                 continue;
             }
-            s->w[i] += s->P[i] * e / den;
-            s->P[i] = (s->P[i] - s->P[i] * s->P[i] / den) / MODEL_FORGET;
+            double pp = s->P[i] * phi;
+            s->w[i] += pp * e / den;
+            s->P[i] = (s->P[i] - pp * pp / den) / MODEL_FORGET;
         }
     }
 }
 
-/* Variance (in units of the model's) of the predicted change of a swap:
- * variable `off` turned 0, `on` turned 1 (z = e_on - e_off, z'Pz). */
+/* Predicted change of a swap: variable `off` turned 0, `on` turned 1. */
+static double swap_mean(const struct state *s, uint32_t off, uint32_t on)
+{
+    double m = s->w[on] - s->w[off];
+    if (s->z)
+        m += s->w[s->n + 1] * (s->z[on] - s->z[off]);
+    return m;
+}
+
+/* Variance (in units of the model's) of that change: c'Pc with
+ * c = e_on - e_off + (z_on - z_off) e_prior. */
 static double swap_var(const struct state *s, uint32_t off, uint32_t on)
 {
     const double *P = s->P;
     size_t d = s->d;
-    double v = s->dense ? P[off * d + off] - P[off * d + on] - P[on * d + off] + P[on * d + on]
-                        : P[off] + P[on];
+    double v;
+    if (s->dense) {
+        v = P[off * d + off] - P[off * d + on] - P[on * d + off] + P[on * d + on];
+        if (s->z) {
+            size_t k = s->n + 1;
+            double c = s->z[on] - s->z[off];
+            v += 2.0 * c * (P[on * d + k] - P[off * d + k]) + c * c * P[k * d + k];
+        }
+    } else {
+        v = P[off] + P[on];
+        if (s->z) {
+            double c = s->z[on] - s->z[off];
+            v += c * c * P[s->n + 1];
+        }
+    }
     return v > 0.0 ? v : 0.0;
+}
+
+/* The host's priors, standardised over the variables (mean 0, sd 1); NULL
+ * when there are none or all are equal (nothing to rank by). */
+static double *standard_priors(const bosch_subproblem *sp, size_t n)
+{
+    double *z = malloc(n * sizeof *z);
+    if (!z || bosch_subproblem_prior(sp, z) != BOSCH_OK) {
+        free(z);
+        return NULL;
+    }
+    double mean = 0.0, var = 0.0;
+    for (size_t v = 0; v < n; v++)
+        mean += z[v];
+    mean /= (double)n;
+    for (size_t v = 0; v < n; v++)
+        var += (z[v] - mean) * (z[v] - mean);
+    double sd = sqrt(var / (double)n);
+    if (!(sd > 0.0)) {
+        free(z);
+        return NULL;
+    }
+    for (size_t v = 0; v < n; v++)
+        z[v] = (z[v] - mean) / sd;
+    return z;
+}
+
+/* The priors' static point: in each block, the count variables of lowest
+ * prior set to 1 (ties by index). */
+static void prior_point(const struct state *s, const bosch_subproblem *sp, uint8_t *x)
+{
+    memset(x, 0, s->n);
+    size_t nb = bosch_subproblem_blocks(sp);
+    for (size_t b = 0; b < nb; b++) {
+        uint32_t want = bosch_subproblem_block_count(sp, b);
+        for (uint32_t k = 0; k < want; k++) {
+            size_t pick = s->n;
+            for (size_t v = 0; v < s->n; v++)
+                if (!x[v] && bosch_subproblem_block_of(sp, v) == b &&
+                    (pick == s->n || s->z[v] < s->z[pick]))
+                    pick = v;
+            if (pick < s->n)
+                x[pick] = 1;
+        }
+    }
 }
 
 static int init(void **out, const bosch_subproblem *sp, void *user)
@@ -160,7 +264,8 @@ static int init(void **out, const bosch_subproblem *sp, void *user)
     if (!s)
         return -1;
     s->n = bosch_subproblem_vars(sp);
-    s->d = s->n + 1;
+    s->z = standard_priors(sp, s->n);
+    s->d = s->n + 1 + (s->z != NULL);
     s->dense = s->n <= MODEL_DENSE_MAX;
     s->w = calloc(s->d, sizeof *s->w);
     s->P = calloc(s->dense ? s->d * s->d : s->d, sizeof *s->P);
@@ -193,17 +298,35 @@ static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t 
 {
     struct state *s = st;
     size_t nv = s->n;
+    size_t m = 0;
+    if (s->z && !s->prior_sent) { /* warm start: the priors' static point */
+        s->prior_sent = 1;
+        prior_point(s, sp, cands);
+        if (!bosch_subproblem_lookup(sp, cands, NULL) &&
+            !(s->has_cur && memcmp(cands, s->cur, nv) == 0)) {
+            m = 1;
+            s->prior_x = malloc(nv);
+            if (s->prior_x)
+                memcpy(s->prior_x, cands, nv);
+        }
+    }
     if (!s->has_cur) {
-        move_random_batch(sp, cands, max, n);
+        size_t k = 0;
+        move_random_batch(sp, cands + m * nv, max - m, &k);
+        *n = m + k;
         return 0;
     }
     if (move_swappable_blocks(sp) == 0) {
         *n = 0;
         return 0;
     }
-    double sigma = sqrt(s->noise > 0.0 ? s->noise : 0.0);
-    size_t m = 0;
-    for (size_t slot = 0; slot < max; slot++) {
+    /* Exploration through the model's uncertainty, none at the very end:
+     * the last evaluations go to the moves the model rates best. */
+    double sigma = MODEL_THOMPSON * sqrt(s->noise > 0.0 ? s->noise : 0.0);
+    if (s->budget0 > 0 &&
+        (double)bosch_subproblem_budget_left(sp) < MODEL_EXPLOIT * (double)s->budget0)
+        sigma = 0.0;
+    for (size_t slot = m; slot < max; slot++) {
         /* Screen MODEL_SCREEN single-swap moves (two-swap moves scored lower
          * on the benchmark; the kicks below cover longer jumps). */
         for (size_t c = 0; c < MODEL_SCREEN; c++) {
@@ -211,8 +334,8 @@ static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t 
             uint32_t *ch = s->ch + 2 * c;
             memcpy(x, s->cur, nv);
             move_random_swap_at(sp, x, ch);
-            double mean = s->w[ch[1]] - s->w[ch[0]];
-            s->score[c] = mean + sigma * sqrt(swap_var(s, ch[0], ch[1])) * gauss(sp);
+            s->score[c] = swap_mean(s, ch[0], ch[1]) +
+                          sigma * sqrt(swap_var(s, ch[0], ch[1])) * gauss(sp);
         }
         /* The best-scored move not evaluated yet and not in this batch. */
         size_t chosen = MODEL_SCREEN;
@@ -252,9 +375,34 @@ static int observe(void *st, const bosch_subproblem *sp, const uint8_t *cands, c
                    size_t n)
 {
     struct state *s = st;
+    /* The priors' static point (once a current point exists) is no move
+     * from it: it replaces the current point only when better, and only
+     * then is it learnt from (a distant point would bend the local linear
+     * model and inflate its error) or counted in the temperature's scale. */
+    size_t skip = n;
+    if (s->prior_x && s->has_cur) {
+        for (size_t i = 0; i < n && skip == n; i++)
+            if (memcmp(cands + i * s->n, s->prior_x, s->n) == 0)
+                skip = i;
+        if (skip < n && values[skip] > s->cur_value) {
+            learn(s, cands + skip * s->n, values[skip]);
+            memcpy(s->cur, cands + skip * s->n, s->n);
+            s->cur_value = values[skip];
+        }
+    }
+    free(s->prior_x);
+    s->prior_x = NULL;
     for (size_t i = 0; i < n; i++)
-        learn(s, cands + i * s->n, values[i]);
-    size_t best = move_best_index(values, n);
+        if (i != skip)
+            learn(s, cands + i * s->n, values[i]);
+    if (skip < n && n == 1)
+        return 0;
+    size_t best = n;
+    for (size_t i = 0; i < n; i++)
+        if (i != skip && (best == n || values[i] > values[best]))
+            best = i;
+    if (best == n)
+        best = 0;
     if (!s->has_cur) {
         memcpy(s->cur, cands + best * s->n, s->n);
         s->cur_value = values[best];
@@ -262,6 +410,8 @@ static int observe(void *st, const bosch_subproblem *sp, const uint8_t *cands, c
         return 0;
     }
     for (size_t i = 0; i < n; i++) {
+        if (i == skip)
+            continue;
         double a = fabs(values[i] - s->cur_value);
         s->dscale += (a - s->dscale) / (double)(++s->nd < 64 ? s->nd : 64);
     }

@@ -292,6 +292,13 @@ for k in locality retrieval echo-induction fisher; do
     [ "$n" = 8 ] || fail "baseline $k: expected 8 unit importances, got '$n'"
     flat "$T/s$k.json" | grep -q '"swa_units":2,' || fail "baseline $k: ratio 0.25 of 8 units"
 done
+# --priors: a baseline's unit_importance guides a search; a file without
+# importances or of another shape is refused before the search
+expect 0 "wrote" "$BOSCH" search $COMMON --budget 30 --priors "$T/sfisher.json" --out "$T/pri"
+[ -s "$T/pri.json" ] || fail "search --priors: no json"
+expect 1 "records no unit_importance" "$BOSCH" search $COMMON --budget 30 --priors "$T/krand.json" --out "$T/pri2"
+[ -e "$T/pri2.json" ] && fail "search --priors without importances wrote outputs"
+expect 1 "--priors" "$BOSCH" search $COMMON --budget 30 --priors "$T/no-such.json" --out "$T/pri3"
 # a window covering the whole prompt: SWA = full, so FISHER's gate has no effect
 expect 0 "wrote" "$BOSCH" baseline --kind fisher $COMMON --window 100 --out "$T/fw"
 tr -d ' \n' <"$T/fw.json" | grep -q '"unit_importance":\[0,0,0,0,0,0,0,0\]' ||

@@ -283,6 +283,8 @@ _PROTOTYPES = {
     "bosch_set_confirm": (c_int, [H, c_uint32]),
     "bosch_set_confirm_top": (c_int, [H, c_uint32]),
     "bosch_set_screen_fidelity": (c_int, [H, c_double]),
+    "bosch_set_priors": (c_int, [H, c_double_p, c_size_t]),
+    "bosch_get_priors": (c_size_t, [H, c_double_p, c_size_t]),
     "bosch_set_option": (c_int, [H, c_char_p, c_char_p]),
     "bosch_get_option": (c_int, [H, c_char_p, ctypes.c_char_p, c_size_t]),
     # typed options and the option table
@@ -375,6 +377,8 @@ _PROTOTYPES = {
     "bosch_subproblem_lookup": (c_int, [H, c_void_p, c_double_p]),
     "bosch_subproblem_history_count": (c_size_t, [H]),
     "bosch_subproblem_history": (c_int, [H, c_size_t, c_void_p, c_double_p]),
+    "bosch_subproblem_prior": (c_int, [H, c_double_p]),
+    "bosch_subproblem_set_prior": (c_int, [H, c_double_p]),
     "bosch_subproblem_random": (c_uint64, [H]),
     "bosch_subproblem_random_below": (c_uint64, [H, c_uint64]),
     "bosch_subproblem_repair": (c_int, [H, c_void_p, c_double_p]),

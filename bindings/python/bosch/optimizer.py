@@ -646,6 +646,29 @@ class Optimizer:
             return d.value
         return self.get_option(name)
 
+    def set_priors(self, importance) -> "Optimizer":
+        """Per-unit priors the host already has (FISHER, single-unit ablation):
+        one finite value per unit, higher = more harm when the unit becomes
+        SWA (bosch_set_priors). The default strategy evaluates their static
+        mask first in each subproblem and learns how far to trust them.
+        None clears them."""
+        if importance is None:
+            self._check(lib.bosch_set_priors(self._handle, None, 0))
+            return self
+        vals = list(importance)
+        arr = (ctypes.c_double * max(len(vals), 1))(*[float(v) for v in vals])
+        self._check(lib.bosch_set_priors(self._handle, arr, len(vals)))
+        return self
+
+    def priors(self) -> list[float] | None:
+        """The priors set (bosch_get_priors), or None."""
+        n = lib.bosch_get_priors(self._handle, None, 0)
+        if n == 0:
+            return None
+        arr = (ctypes.c_double * n)()
+        lib.bosch_get_priors(self._handle, arr, n)
+        return list(arr)
+
     def set_anchors(self, s_full: float, s_allswa: float) -> "Optimizer":
         """Supply S_full and S_allSWA instead of evaluating them."""
         self._check(lib.bosch_set_anchors(self._handle, float(s_full), float(s_allswa)))

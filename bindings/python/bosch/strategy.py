@@ -117,6 +117,17 @@ class Subproblem:
             out.append((bytes(buf)[:n], val.value))
         return out
 
+    def prior(self) -> list[float] | None:
+        """The host's priors per variable (higher = keep full), or None when
+        it gave none (bosch_subproblem_prior)."""
+        n = self.n_vars
+        buf = (ctypes.c_double * max(n, 1))()
+        rc = lib.bosch_subproblem_prior(self._h, buf)
+        if rc == ErrorCode.E_NOT_FOUND:
+            return None
+        check_status(rc)
+        return list(buf)[:n]
+
     def random(self) -> int:
         return lib.bosch_subproblem_random(self._h)
 
@@ -303,11 +314,14 @@ class SolveResult:
 
 
 def solve_subproblem(strategy, block_of, counts, objective, budget: int, batch: int = 8,
-                     seed: int = 0, start=None, start_value: float | None = None) -> SolveResult:
+                     seed: int = 0, start=None, start_value: float | None = None,
+                     prior=None) -> SolveResult:
     """Run one strategy on a standalone subproblem (bosch_strategy_solve).
 
     `block_of[v]` is the block of variable v, `counts[b]` the exact number of
     ones of block b, `objective(x: bytes) -> float` (higher is better).
+    `prior` (one value per variable, higher = keep at 0) is what
+    Subproblem.prior() returns to the strategy (bosch_subproblem_set_prior).
     `strategy` is a Strategy or a built-in name. Errors raise BoschError; an
     exception raised by `objective` or by a Python strategy is re-raised.
     """
@@ -334,6 +348,9 @@ def solve_subproblem(strategy, block_of, counts, objective, budget: int, batch: 
 
     fn = OBJECTIVE_FN(_objective)
     try:
+        if prior is not None:
+            check_status(lib.bosch_subproblem_set_prior(sp, double_array(prior, n_vars,
+                                                                         "prior")))
         if start is not None:
             if start_value is None:
                 start_value = float(objective(mask_bytes(start, n_vars, "start")))
