@@ -105,8 +105,8 @@ static const struct cli_option options[] = {
      "--screen-fidelity F  stage 3 screens candidates on a share F of the samples\n"
      "                     first (1 = off)"},
     {"priors", required_argument, O_PRIORS, CMD_SEARCH, SEC_SEARCH,
-     "--priors FILE      per-unit priors: the unit_importance of a saved baseline\n"
-     "                     (e.g. bosch baseline --kind fisher) guides the search"},
+     "--priors FILE      per-unit priors: the unit_importance saved by a static\n"
+     "                     baseline (e.g. fisher) guides the search"},
     {"kind", required_argument, O_KIND, CMD_BASELINE, SEC_BASELINE,
      "--kind K           baseline: rand|intr|bme (layer patterns), ablation\n"
      "                     (single-unit SWA drops), locality|retrieval|\n"
