@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 
@@ -122,6 +123,10 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
         if (end != env && *end == '\0' && mb > 0)
             m->block_bytes_ = int64_t(mb) << 20;
     }
+    // BOSCH_TORCH_ATTENTION=masked: the all-masked reference attention (SWA
+    // units cost as much as full ones); anything else: banded SWA units.
+    if (const char *env = std::getenv("BOSCH_TORCH_ATTENTION"))
+        m->masked_attention_ = std::strcmp(env, "masked") == 0;
     const int64_t H = cfg.hidden_size, I = cfg.intermediate_size, D = cfg.head_dim;
     const int64_t nq = cfg.num_attention_heads * D, nkv = cfg.num_key_value_heads * D;
     m->embed_ = take(w, "model.embed_tokens.weight", device, dtype);
@@ -219,6 +224,81 @@ torch::Tensor rotate_half(const torch::Tensor &x) {
     return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
 }
 
+// Full causal attention of S (batch element, KV group) pairs: q [S, r, T, D],
+// k, v [S, T, D] -> out [S, r, T, D] (written). Query tiles keep the fp32
+// score block [S, r, n, t1] under block_bytes; keys beyond a tile's last
+// query are skipped.
+void causal_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                  torch::Tensor out, double scale, int64_t block_bytes) {
+    const int64_t S = q.size(0), r = q.size(1), T = q.size(2), D = q.size(3);
+    const int64_t per_row = std::max<int64_t>(1, S * r * T * 4);
+    const int64_t n_cap = std::max<int64_t>(128, (T + 7) / 8);
+    const int64_t n_block = std::max<int64_t>(1, std::min({T, n_cap, block_bytes / per_row}));
+    auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
+    for (int64_t t0 = 0; t0 < T; t0 += n_block) {
+        const int64_t n = std::min(n_block, T - t0), t1 = t0 + n;
+        torch::Tensor qc = q.narrow(2, t0, n).reshape({S, r * n, D});
+        torch::Tensor kc = k.narrow(1, 0, t1), vc = v.narrow(1, 0, t1);
+        torch::Tensor scores = torch::matmul(qc, kc.transpose(-1, -2)) * scale; // [S,r*n,t1]
+        scores = scores.view({S, r, n, t1});
+        torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
+        torch::Tensor kj = torch::arange(0, t1, i64).unsqueeze(0);  // [1, t1]
+        scores.masked_fill_((kj <= qi).logical_not(), -std::numeric_limits<double>::infinity());
+        torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
+        torch::Tensor oc = torch::matmul(probs.view({S, r * n, t1}), vc); // [S, r*n, D]
+        out.narrow(2, t0, n).copy_(oc.view({S, r, n, D}));
+    }
+}
+
+// Banded sliding-window attention of S pairs (shapes as causal_pairs): query
+// t sees key s iff s <= t and (s > t - window or s < sink). A query tile
+// [t0, t1) multiplies only the sink keys [0, min(sink, lo)) and the band
+// [lo, t1), lo = max(0, t0 - window + 1): keys below lo are outside every
+// tile query's window, so only the sink can admit them. The fp32 score block
+// [S, r, n, nk] (nk <= sink + window + n - 1) stays under block_bytes, so
+// memory is O(T * (window + sink)) per pair.
+void banded_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                  torch::Tensor out, double scale, int64_t window, int64_t sink,
+                  int64_t block_bytes) {
+    const int64_t S = q.size(0), r = q.size(1), T = q.size(2), D = q.size(3);
+    const int64_t win = std::min(std::max<int64_t>(window, 1), T);
+    const int64_t snk = std::min(std::max<int64_t>(sink, 0), T);
+    // n * (A + n) score entries per pair-head, A = snk + win - 1.
+    const double A = double(snk + win - 1);
+    const double M = double(block_bytes) / double(std::max<int64_t>(1, S * r * 4));
+    const int64_t n_fit = int64_t((-A + std::sqrt(A * A + 4.0 * M)) / 2.0);
+    // Tiles much longer than the window waste work on masked band entries
+    // (a tile computes n * (n + window - 1) for ~n * window useful ones).
+    const int64_t n_cap = std::max<int64_t>(64, (win + 1) / 2);
+    const int64_t n_block = std::max<int64_t>(1, std::min({T, n_cap, n_fit}));
+    auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
+    for (int64_t t0 = 0; t0 < T; t0 += n_block) {
+        const int64_t n = std::min(n_block, T - t0), t1 = t0 + n;
+        const int64_t lo = std::max<int64_t>(0, t0 - win + 1), ns = std::min(snk, lo);
+        const int64_t nb = t1 - lo, nk = ns + nb;
+        torch::Tensor kc, vc, kj;
+        if (ns > 0) {
+            kc = torch::cat({k.narrow(1, 0, ns), k.narrow(1, lo, nb)}, 1);
+            vc = torch::cat({v.narrow(1, 0, ns), v.narrow(1, lo, nb)}, 1);
+            kj = torch::cat({torch::arange(0, ns, i64), torch::arange(lo, t1, i64)});
+        } else {
+            kc = k.narrow(1, lo, nb);
+            vc = v.narrow(1, lo, nb);
+            kj = torch::arange(lo, t1, i64);
+        }
+        kj = kj.unsqueeze(0); // [1, nk]
+        torch::Tensor qc = q.narrow(2, t0, n).reshape({S, r * n, D});
+        torch::Tensor scores = torch::matmul(qc, kc.transpose(-1, -2)) * scale; // [S,r*n,nk]
+        scores = scores.view({S, r, n, nk});
+        torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
+        torch::Tensor allowed = (kj <= qi) & ((kj > qi - window) | (kj < sink)); // [n, nk]
+        scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity());
+        torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
+        torch::Tensor oc = torch::matmul(probs.view({S, r * n, nk}), vc); // [S, r*n, D]
+        out.narrow(2, t0, n).copy_(oc.view({S, r, n, D}));
+    }
+}
+
 } // namespace
 
 torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
@@ -255,7 +335,52 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
             swa_units = m.view({B, G, 1, 1, 1});
     }
 
-    // Query tiling: the fp32 score block [B, G, r, n, T] stays under block_bytes_.
+    if (!masked_attention_) {
+        // Banded SWA pairs, causal full pairs, over the flattened [B * G]
+        // (batch element, KV group) pairs.
+        const int64_t P = B * G;
+        torch::Tensor qf = q5.view({P, r, T, D}), kf = k.view({P, T, D}), vf = v.view({P, T, D});
+        torch::Tensor outf = out.view({P, r, T, D});
+        if (layer_slides) {
+            banded_pairs(qf, kf, vf, outf, scale, cfg_.sliding_window, 0, block_bytes_);
+        } else if (!swa_units.defined()) { // an all-full layer
+            causal_pairs(qf, kf, vf, outf, scale, block_bytes_);
+        } else {
+            torch::Tensor flat = swa_units.reshape({P});
+            torch::Tensor swa_idx = flat.nonzero().view({-1});
+            torch::Tensor full_idx = flat.logical_not().nonzero().view({-1});
+            auto run = [&](const torch::Tensor &idx, bool banded) {
+                const int64_t S = idx.size(0);
+                if (S == 0)
+                    return;
+                if (S == P) { // every pair: no gather / scatter
+                    if (banded)
+                        banded_pairs(qf, kf, vf, outf, scale, w.window, w.sink, block_bytes_);
+                    else
+                        causal_pairs(qf, kf, vf, outf, scale, block_bytes_);
+                    return;
+                }
+                torch::Tensor qs = qf.index_select(0, idx), ks = kf.index_select(0, idx),
+                              vs = vf.index_select(0, idx);
+                torch::Tensor os = torch::empty_like(qs);
+                if (banded)
+                    banded_pairs(qs, ks, vs, os, scale, w.window, w.sink, block_bytes_);
+                else
+                    causal_pairs(qs, ks, vs, os, scale, block_bytes_);
+                outf.index_copy_(0, idx, os);
+            };
+            run(full_idx, false);
+            run(swa_idx, true);
+        }
+        if (hook)
+            hook(layer, out.view({B, nH, T, D}));
+        torch::Tensor o = out.permute({0, 3, 1, 2, 4}).reshape({B, T, nH * D});
+        return torch::linear(o, L.o_proj);
+    }
+
+    // The masked reference (BOSCH_TORCH_ATTENTION=masked): every unit over all
+    // causal keys, the window applied as a mask; query tiling keeps the fp32
+    // score block [B, G, r, n, T] under block_bytes_.
     const int64_t per_row = std::max<int64_t>(1, B * nH * T * 4);
     // At least 8 tiles for long sequences: keys beyond a tile's last query are
     // skipped (causal), which saves up to ~45% of the score work.

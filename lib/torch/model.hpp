@@ -82,6 +82,11 @@ public:
     // stay below it. Results do not depend on it beyond fp rounding.
     void set_block_bytes(int64_t bytes) { block_bytes_ = bytes > 0 ? bytes : block_bytes_; }
     int64_t block_bytes() const { return block_bytes_; }
+    // SWA units are computed banded (keys outside sink + window are never
+    // multiplied) unless BOSCH_TORCH_ATTENTION=masked was set when the model
+    // was built: then every unit scores all causal keys and the window is a
+    // mask (the reference path, for tests and benchmarks).
+    bool masked_attention() const { return masked_attention_; }
 
     // Read access for the static scorers (scorers.cpp), which recompute the
     // attention untiled, with its probabilities, from the same weights.
@@ -118,6 +123,7 @@ private:
     std::vector<LayerWeights> layers_;
     torch::Tensor cos_, sin_; // [T_cached, head_dim] in dtype
     int64_t block_bytes_ = int64_t(16) << 20;
+    bool masked_attention_ = false; // BOSCH_TORCH_ATTENTION=masked
 };
 
 // "f32"/"bf16"/... names for messages.

@@ -1199,6 +1199,106 @@ static void test_hybrid(const std::string &plain_dir) {
     bosch_torch_model_free(p);
 }
 
+// Banded SWA attention (the default) against the all-masked reference
+// (BOSCH_TORCH_ATTENTION=masked, read when a model is built): two models of
+// one checkpoint in one process, same logits within 1e-5 (f32) for windows,
+// sinks and prompt lengths at the band's edges (T == window, window + 1,
+// T < window, window 1, sinks overlapping the band or beyond T), mixed
+// per-element masks (an all-full and an all-SWA element in one batch), tiny
+// and default tiles, and a hybrid config (a layer the config makes sliding).
+static void test_banded_equals_masked(const std::string &dir) {
+    const char *prev = std::getenv("BOSCH_TORCH_ATTENTION");
+    const std::string saved = prev ? prev : "";
+    auto load = [&](const std::string &d, bool masked) {
+        if (masked)
+            ::setenv("BOSCH_TORCH_ATTENTION", "masked", 1);
+        else
+            ::unsetenv("BOSCH_TORCH_ATTENTION");
+        auto m = Model::load(d, torch::kCPU, torch::kFloat32);
+        if (prev)
+            ::setenv("BOSCH_TORCH_ATTENTION", saved.c_str(), 1);
+        else
+            ::unsetenv("BOSCH_TORCH_ATTENTION");
+        return m;
+    };
+    // The hybrid checkpoint: layer 1 slides over 3 tokens in every group.
+    const TinySpec spec = gqa_spec();
+    const std::string hdir = write_model("hybrid_banded", spec);
+    {
+        json_object *r = json_tokener_parse(tiny_config_json(spec).c_str());
+        json_object_object_add(r, "use_sliding_window", json_object_new_boolean(1));
+        json_object_object_add(r, "sliding_window", json_object_new_int(3));
+        json_object *lt = json_object_new_array();
+        for (const char *t : {"full_attention", "sliding_attention", "full_attention"})
+            json_object_array_add(lt, json_object_new_string(t));
+        json_object_object_add(r, "layer_types", lt);
+        EXPECT(write_file(hdir + "/config.json", json_object_to_json_string(r)).empty());
+        json_object_put(r);
+    }
+    struct Geo {
+        int64_t T, window, sink;
+    };
+    const Geo geos[] = {{1, 1, 0},   {5, 8, 3},   {8, 8, 0},    {8, 8, 2},   {9, 8, 0},
+                        {9, 8, 2},   {40, 1, 0},  {40, 1, 3},   {70, 16, 20}, {70, 4, 7},
+                        {130, 64, 0}, {130, 64, 5}, {20, 4, 50}, {66, 65, 1}};
+    const int64_t blocks[] = {0, 4096}; // 0: the model's default; 4096: tiles of a few queries
+    int compared = 0, mattered = 0;
+    for (const std::string &d : {dir, hdir}) {
+        auto banded = load(d, false), masked = load(d, true);
+        EXPECT(!banded->masked_attention());
+        EXPECT(masked->masked_attention());
+        const int64_t L = banded->layers(), G = banded->kv_heads(), V = banded->vocab();
+        const int64_t def = banded->block_bytes();
+        std::mt19937 rng(21);
+        for (const Geo &geo : geos)
+            for (int64_t B : {int64_t(1), int64_t(4)})
+                for (int64_t bb : blocks) {
+                    const int64_t T = geo.T;
+                    torch::Tensor tok = to_i64(random_tokens(size_t(B * T), int32_t(V),
+                                                             uint32_t(rng())),
+                                               B, T);
+                    // B == 4: element 0 all full, 1 all SWA, 2 and 3 mixed
+                    // (3: layer-wise different groups); B == 1: all SWA.
+                    torch::Tensor units = torch::zeros({B, L, G}, torch::kBool);
+                    auto acc = units.accessor<bool, 3>();
+                    for (int64_t b = 0; b < B; b++)
+                        for (int64_t l = 0; l < L; l++)
+                            for (int64_t g = 0; g < G; g++)
+                                acc[b][l][g] = B == 1 || b == 1 ||
+                                               (b == 2 && rng() % 2) ||
+                                               (b == 3 && (l + g) % 2 == 0);
+                    Window w;
+                    w.window = geo.window;
+                    w.sink = geo.sink;
+                    torch::Tensor pos = torch::arange(T, torch::kInt64);
+                    banded->set_block_bytes(bb ? bb : def);
+                    masked->set_block_bytes(bb ? bb : def);
+                    torch::Tensor a = banded->forward(tok, units, w, pos);
+                    torch::Tensor m = masked->forward(tok, units, w, pos);
+                    const double diff = max_diff(a, m);
+                    if (bb == 0) {
+                        torch::Tensor f = masked->forward(tok, torch::Tensor(), w, pos);
+                        compared++;
+                        if (max_diff(a, f) > 1e-3)
+                            mattered++;
+                    }
+                    if (!(diff < 1e-5)) {
+                        std::fprintf(stderr,
+                                     "banded vs masked (%s): B=%lld T=%lld window=%lld "
+                                     "sink=%lld block=%lld: max abs diff %.3g\n",
+                                     d == dir ? "plain" : "hybrid", (long long)B, (long long)T,
+                                     (long long)geo.window, (long long)geo.sink,
+                                     (long long)(bb ? bb : def), diff);
+                    }
+                    EXPECT(diff < 1e-5);
+                }
+    }
+    // The windows matter in most of these forwards (else the test is vacuous).
+    EXPECT(mattered >= compared / 3);
+    std::printf("banded vs masked: %d forwards compared, %d where the mask matters\n", compared,
+                mattered);
+}
+
 int main() {
     auto t0 = std::chrono::steady_clock::now();
     torch::manual_seed(0);
@@ -1221,6 +1321,7 @@ int main() {
         bosch_torch_model_free(m);
         test_unit_locality(dir);
         test_hybrid(dir);
+        test_banded_equals_masked(dir);
         test_gqa_mapping(gqa_spec());
         test_niah();
         test_niah_ids();

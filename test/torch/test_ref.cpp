@@ -211,6 +211,35 @@ int main() {
         c.tol = 0.1;
         cases.push_back(c);
     }
+    // Banded SWA boundaries (the backend multiplies only the sink keys and
+    // the band [t0 - window + 1, t1) of a query tile; tiles of 64 queries
+    // here): T == window, T == window + 1, T < window, window 1, a sink that
+    // overlaps the band of later tiles, sink 0, several tiles with sink keys
+    // gathered apart from the band. Element 0 of each batch is all full, the
+    // last all SWA, the others mixed.
+    {
+        const struct {
+            const char *name;
+            size_t batch, len;
+            uint32_t window, sink;
+        } edges[] = {
+            {"swa_T_eq_w", 3, 8, 8, 2},       {"swa_T_eq_w1", 3, 9, 8, 0},
+            {"swa_short", 3, 5, 8, 3},        {"swa_short_s0", 4, 3, 16, 0},
+            {"swa_w1", 3, 70, 1, 0},          {"swa_w1_sink", 3, 100, 1, 3},
+            {"swa_sink_band", 4, 100, 40, 30}, {"swa_sink_far", 3, 100, 4, 7},
+            {"swa_w_eq_tile", 3, 130, 64, 0}, {"swa_sink_gt_T", 3, 20, 4, 50},
+        };
+        for (const auto &e : edges) {
+            Case c = cases[0];
+            c.name = e.name;
+            c.batch = e.batch;
+            c.len = e.len;
+            c.window = e.window;
+            c.sink = e.sink;
+            c.spec.seed = 6;
+            cases.push_back(c);
+        }
+    }
     // A trained checkpoint too (the organism), when given.
     // A reference limited to f32 (the organism's training forward).
     const char *f32 = std::getenv("BOSCH_REF_F32_ONLY");
