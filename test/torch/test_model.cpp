@@ -1129,12 +1129,11 @@ static void test_jsonl_errors() {
     EXPECT_MSG("bosch_torch_task_read_jsonl: path must not be NULL");
 }
 
-// A hybrid config (layer 1 of 3 sliding over 3 tokens) runs that layer as a
-// plain model runs it with its units SWA, window 3 and no sink, whatever
-// mask, window and sink the forward is given; the problem fixes its units.
-static void test_hybrid(const std::string &plain_dir) {
+// A tiny checkpoint (gqa_spec) whose config makes layer 1 of 3 slide over 3
+// tokens in every group (use_sliding_window, layer_types).
+static std::string write_hybrid_model(const std::string &name) {
     const TinySpec spec = gqa_spec();
-    const std::string dir = write_model("hybrid", spec);
+    const std::string dir = write_model(name, spec);
     json_object *r = json_tokener_parse(tiny_config_json(spec).c_str());
     json_object_object_add(r, "use_sliding_window", json_object_new_boolean(1));
     json_object_object_add(r, "sliding_window", json_object_new_int(3));
@@ -1144,6 +1143,14 @@ static void test_hybrid(const std::string &plain_dir) {
     json_object_object_add(r, "layer_types", lt);
     EXPECT(write_file(dir + "/config.json", json_object_to_json_string(r)).empty());
     json_object_put(r);
+    return dir;
+}
+
+// A hybrid config (layer 1 of 3 sliding over 3 tokens) runs that layer as a
+// plain model runs it with its units SWA, window 3 and no sink, whatever
+// mask, window and sink the forward is given; the problem fixes its units.
+static void test_hybrid(const std::string &plain_dir) {
+    const std::string dir = write_hybrid_model("hybrid");
 
     bosch_torch_model *h = nullptr, *p = nullptr;
     EXPECT_ST(created(h = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
@@ -1222,19 +1229,7 @@ static void test_banded_equals_masked(const std::string &dir) {
         return m;
     };
     // The hybrid checkpoint: layer 1 slides over 3 tokens in every group.
-    const TinySpec spec = gqa_spec();
-    const std::string hdir = write_model("hybrid_banded", spec);
-    {
-        json_object *r = json_tokener_parse(tiny_config_json(spec).c_str());
-        json_object_object_add(r, "use_sliding_window", json_object_new_boolean(1));
-        json_object_object_add(r, "sliding_window", json_object_new_int(3));
-        json_object *lt = json_object_new_array();
-        for (const char *t : {"full_attention", "sliding_attention", "full_attention"})
-            json_object_array_add(lt, json_object_new_string(t));
-        json_object_object_add(r, "layer_types", lt);
-        EXPECT(write_file(hdir + "/config.json", json_object_to_json_string(r)).empty());
-        json_object_put(r);
-    }
+    const std::string hdir = write_hybrid_model("hybrid_banded");
     struct Geo {
         int64_t T, window, sink;
     };
