@@ -401,10 +401,11 @@ static uint64_t method_seed(uint64_t seed, size_t f, size_t s, size_t r, size_t 
 /* Priors a host could have without spending its budget (what FISHER
  * approximates): each unit's single-unit ablation loss on the clean score,
  * f(all full) - f(unit alone SWA), plus Gaussian noise of --priors times
- * their sd. Also writes the clean score of their static mask (the k units
- * of lowest prior SWA). Deterministic in the instance seed. */
-static double *make_priors(const bosch_testbed *tb, size_t n, size_t k, uint64_t seed,
-                           double *f_static)
+ * their sd. Also writes the clean score of their static mask
+ * (bosch_baseline_static: the units of lowest prior SWA). Deterministic in
+ * the instance seed. */
+static double *make_priors(const bosch_testbed *tb, const bosch_problem *p, size_t n,
+                           uint64_t seed, double *f_static)
 {
     double *pr = malloc(n * sizeof *pr);
     uint8_t *m = malloc(n);
@@ -429,13 +430,8 @@ static double *make_priors(const bosch_testbed *tb, size_t n, size_t k, uint64_t
             a = 1e-300;
         pr[u] += cfg.prior_noise * sd * sqrt(-2.0 * log(a)) * cos(6.283185307179586 * b);
     }
-    for (size_t i = 0; i < k; i++) { /* static mask: k lowest priors SWA */
-        size_t pick = n;
-        for (size_t u = 0; u < n; u++)
-            if (!m[u] && (pick == n || pr[u] < pr[pick]))
-                pick = u;
-        m[pick] = 1;
-    }
+    if (bosch_baseline_static(p, pr, m) != BOSCH_OK) /* k lowest priors SWA */
+        exit(1);
     *f_static = clean(tb, m);
     free(m);
     return pr;
@@ -458,7 +454,7 @@ static void run_instance(size_t fi, size_t si, size_t ri, uint64_t seed, struct 
     in->f_swa = clean(tb, m);
     double fopt = NAN;
     in->exact = bosch_testbed_exact_optimum(tb, p, m, &fopt) == BOSCH_OK;
-    double *priors = cfg.prior_noise >= 0 ? make_priors(tb, n, k, seed, &in->f_prior) : NULL;
+    double *priors = cfg.prior_noise >= 0 ? make_priors(tb, p, n, seed, &in->f_prior) : NULL;
     double found = priors ? in->f_prior : -INFINITY;
     for (unsigned b = 0; b < cfg.nbud; b++)
         for (int me = 0; me < N_METHODS; me++) {

@@ -16,11 +16,6 @@ static int ensure(bosch_subproblem *sp)
 
 int subproblem_prior_from_units(bosch_subproblem *sp, const double *unit_prior)
 {
-    if (!unit_prior) {
-        free(sp->prior);
-        sp->prior = NULL;
-        return BOSCH_OK;
-    }
     if (ensure(sp) < 0)
         return BOSCH_E_NOMEM;
     for (size_t v = 0; v < sp->n; v++) {

@@ -63,8 +63,8 @@ void subproblem_apply(const bosch_subproblem *sp, const uint8_t *x, uint8_t *ful
 /* Writes x into sp->full (the base with the variables applied, repaired to
  * the global target when global_repair is set) and packs it into sp->scratch. */
 void subproblem_expand(const bosch_subproblem *sp, const uint8_t *x);
-/* Sets the variables' priors from per-unit priors (the mean over each
- * variable's units); NULL clears. BOSCH_E_NOMEM when memory runs out. */
+/* Sets the variables' priors from per-unit priors (non-NULL; the mean over
+ * each variable's units). BOSCH_E_NOMEM when memory runs out. */
 int subproblem_prior_from_units(bosch_subproblem *sp, const double *unit_prior);
 /* Repair to block counts with random tie-breaking. */
 int subproblem_repair_random(const bosch_subproblem *sp, uint8_t *x);

@@ -238,23 +238,20 @@ static double *standard_priors(const bosch_subproblem *sp, size_t n)
 }
 
 /* The priors' static point: in each block, the count variables of lowest
- * prior set to 1 (ties by index). */
-static void prior_point(const struct state *s, const bosch_subproblem *sp, uint8_t *x)
+ * prior set to 1 (ties by index), i.e. the all-zero point repaired with
+ * priority -z (the repair sets ones by decreasing priority). 0, or -1 when
+ * memory runs out. */
+static int prior_point(const struct state *s, const bosch_subproblem *sp, uint8_t *x)
 {
+    double *prio = malloc(s->n * sizeof *prio);
+    if (!prio)
+        return -1;
+    for (size_t v = 0; v < s->n; v++)
+        prio[v] = -s->z[v];
     memset(x, 0, s->n);
-    size_t nb = bosch_subproblem_blocks(sp);
-    for (size_t b = 0; b < nb; b++) {
-        uint32_t want = bosch_subproblem_block_count(sp, b);
-        for (uint32_t k = 0; k < want; k++) {
-            size_t pick = s->n;
-            for (size_t v = 0; v < s->n; v++)
-                if (!x[v] && bosch_subproblem_block_of(sp, v) == b &&
-                    (pick == s->n || s->z[v] < s->z[pick]))
-                    pick = v;
-            if (pick < s->n)
-                x[pick] = 1;
-        }
-    }
+    int rc = bosch_subproblem_repair(sp, x, prio);
+    free(prio);
+    return rc < 0 ? -1 : 0;
 }
 
 static int init(void **out, const bosch_subproblem *sp, void *user)
@@ -301,8 +298,7 @@ static int propose(void *st, const bosch_subproblem *sp, uint8_t *cands, size_t 
     size_t m = 0;
     if (s->z && !s->prior_sent) { /* warm start: the priors' static point */
         s->prior_sent = 1;
-        prior_point(s, sp, cands);
-        if (!bosch_subproblem_lookup(sp, cands, NULL) &&
+        if (prior_point(s, sp, cands) == 0 && !bosch_subproblem_lookup(sp, cands, NULL) &&
             !(s->has_cur && memcmp(cands, s->cur, nv) == 0)) {
             m = 1;
             s->prior_x = malloc(nv);
