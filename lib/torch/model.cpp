@@ -224,29 +224,39 @@ torch::Tensor rotate_half(const torch::Tensor &x) {
     return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
 }
 
+// One query tile [t0, t0 + n) of S pairs (q [S, r, T, D]) against the keys kc
+// and values vc ([S, nk, D]) where `allowed` ([n, nk]) says which key each
+// query sees: fp32 softmax of the scaled scores, the weighted values written
+// to out's rows of the tile.
+void attend_tile(const torch::Tensor &q, const torch::Tensor &kc, const torch::Tensor &vc,
+                 const torch::Tensor &allowed, torch::Tensor &out, int64_t t0, int64_t n,
+                 double scale) {
+    const int64_t S = q.size(0), r = q.size(1), D = q.size(3), nk = kc.size(1);
+    torch::Tensor qc = q.narrow(2, t0, n).reshape({S, r * n, D});
+    torch::Tensor scores = torch::matmul(qc, kc.transpose(-1, -2)) * scale; // [S,r*n,nk]
+    scores = scores.view({S, r, n, nk});
+    scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity());
+    torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
+    torch::Tensor oc = torch::matmul(probs.view({S, r * n, nk}), vc); // [S, r*n, D]
+    out.narrow(2, t0, n).copy_(oc.view({S, r, n, D}));
+}
+
 // Full causal attention of S (batch element, KV group) pairs: q [S, r, T, D],
 // k, v [S, T, D] -> out [S, r, T, D] (written). Query tiles keep the fp32
 // score block [S, r, n, t1] under block_bytes; keys beyond a tile's last
 // query are skipped.
 void causal_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
                   torch::Tensor out, double scale, int64_t block_bytes) {
-    const int64_t S = q.size(0), r = q.size(1), T = q.size(2), D = q.size(3);
+    const int64_t S = q.size(0), r = q.size(1), T = q.size(2);
     const int64_t per_row = std::max<int64_t>(1, S * r * T * 4);
     const int64_t n_cap = std::max<int64_t>(128, (T + 7) / 8);
     const int64_t n_block = std::max<int64_t>(1, std::min({T, n_cap, block_bytes / per_row}));
     auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
     for (int64_t t0 = 0; t0 < T; t0 += n_block) {
         const int64_t n = std::min(n_block, T - t0), t1 = t0 + n;
-        torch::Tensor qc = q.narrow(2, t0, n).reshape({S, r * n, D});
-        torch::Tensor kc = k.narrow(1, 0, t1), vc = v.narrow(1, 0, t1);
-        torch::Tensor scores = torch::matmul(qc, kc.transpose(-1, -2)) * scale; // [S,r*n,t1]
-        scores = scores.view({S, r, n, t1});
         torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
         torch::Tensor kj = torch::arange(0, t1, i64).unsqueeze(0);  // [1, t1]
-        scores.masked_fill_((kj <= qi).logical_not(), -std::numeric_limits<double>::infinity());
-        torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
-        torch::Tensor oc = torch::matmul(probs.view({S, r * n, t1}), vc); // [S, r*n, D]
-        out.narrow(2, t0, n).copy_(oc.view({S, r, n, D}));
+        attend_tile(q, k.narrow(1, 0, t1), v.narrow(1, 0, t1), kj <= qi, out, t0, n, scale);
     }
 }
 
@@ -260,7 +270,7 @@ void causal_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::T
 void banded_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
                   torch::Tensor out, double scale, int64_t window, int64_t sink,
                   int64_t block_bytes) {
-    const int64_t S = q.size(0), r = q.size(1), T = q.size(2), D = q.size(3);
+    const int64_t S = q.size(0), r = q.size(1), T = q.size(2);
     const int64_t win = std::min(std::max<int64_t>(window, 1), T);
     const int64_t snk = std::min(std::max<int64_t>(sink, 0), T);
     // n * (A + n) score entries per pair-head, A = snk + win - 1.
@@ -275,7 +285,7 @@ void banded_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::T
     for (int64_t t0 = 0; t0 < T; t0 += n_block) {
         const int64_t n = std::min(n_block, T - t0), t1 = t0 + n;
         const int64_t lo = std::max<int64_t>(0, t0 - win + 1), ns = std::min(snk, lo);
-        const int64_t nb = t1 - lo, nk = ns + nb;
+        const int64_t nb = t1 - lo;
         torch::Tensor kc, vc, kj;
         if (ns > 0) {
             kc = torch::cat({k.narrow(1, 0, ns), k.narrow(1, lo, nb)}, 1);
@@ -287,15 +297,9 @@ void banded_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::T
             kj = torch::arange(lo, t1, i64);
         }
         kj = kj.unsqueeze(0); // [1, nk]
-        torch::Tensor qc = q.narrow(2, t0, n).reshape({S, r * n, D});
-        torch::Tensor scores = torch::matmul(qc, kc.transpose(-1, -2)) * scale; // [S,r*n,nk]
-        scores = scores.view({S, r, n, nk});
         torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
-        torch::Tensor allowed = (kj <= qi) & ((kj > qi - window) | (kj < sink)); // [n, nk]
-        scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity());
-        torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
-        torch::Tensor oc = torch::matmul(probs.view({S, r * n, nk}), vc); // [S, r*n, D]
-        out.narrow(2, t0, n).copy_(oc.view({S, r, n, D}));
+        attend_tile(q, kc, vc, (kj <= qi) & ((kj > qi - window) | (kj < sink)), out, t0, n,
+                    scale);
     }
 }
 
