@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 
+#include "support/linear.h"
 #include "support/support.h"
 
 /* ---- history: a stage-3 strategy that checks what it is given ------------ */
@@ -107,42 +108,6 @@ END_TEST
 
 /* ---- the model strategy ----------------------------------------------------- */
 
-struct linear {
-    const double *w;
-    size_t calls;
-};
-
-static int linear_fn(const uint8_t *x, size_t n, double *value, void *user)
-{
-    struct linear *l = user;
-    double v = 0.0;
-    for (size_t i = 0; i < n; i++)
-        v += x[i] ? l->w[i] : 0.0;
-    *value = v;
-    l->calls++;
-    return 0;
-}
-
-/* Best value with exactly counts[b] ones per block: the largest weights. */
-static double linear_optimum(const double *w, size_t n, const uint32_t *block_of,
-                             const uint32_t *counts, size_t nblocks)
-{
-    double total = 0.0;
-    uint8_t *taken = calloc(n, 1);
-    ck_assert_ptr_nonnull(taken);
-    for (size_t b = 0; b < nblocks; b++)
-        for (uint32_t k = 0; k < counts[b]; k++) {
-            size_t best = n;
-            for (size_t i = 0; i < n; i++)
-                if (block_of[i] == b && !taken[i] && (best == n || w[i] > w[best]))
-                    best = i;
-            taken[best] = 1;
-            total += w[best];
-        }
-    free(taken);
-    return total;
-}
-
 static double solve_with(const char *name, const double *w, size_t n, const uint32_t *block_of,
                          const uint32_t *counts, size_t nblocks, uint64_t budget, uint64_t seed,
                          uint8_t *best)
@@ -151,7 +116,7 @@ static double solve_with(const char *name, const double *w, size_t n, const uint
     bosch_subproblem *sp = bosch_subproblem_create(n, nblocks, block_of, counts, seed);
     ck_assert_ptr_nonnull(s);
     ck_assert_ptr_nonnull(sp);
-    struct linear l = {w, 0};
+    linear_objective l = {w, 0, NULL};
     double v = NAN;
     uint64_t used = 0;
     int rc = bosch_strategy_solve(s, sp, linear_fn, &l, budget, 8, best, &v, &used);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "support/linear.h"
 #include "support/recorder.h"
 #include "support/support.h"
 
@@ -74,34 +75,22 @@ END_TEST
 
 /* ---- the model strategy with priors -------------------------------------- */
 
-struct linear {
-    const double *w;
-    size_t calls;
-    uint8_t first[96]; /* the first point evaluated */
-};
-
-static int linear_fn(const uint8_t *x, size_t n, double *value, void *user)
+/* The 96-variable linear problem: two blocks of 40 and 56 variables, 20 and
+ * 36 ones. */
+static const uint32_t lin_counts[2] = {20, 36};
+static void blocks(uint32_t *block_of)
 {
-    struct linear *l = user;
-    if (l->calls == 0)
-        memcpy(l->first, x, n);
-    double v = 0.0;
-    for (size_t i = 0; i < n; i++)
-        v += x[i] ? l->w[i] : 0.0;
-    *value = v;
-    l->calls++;
-    return 0;
-}
-
-/* Solves the 96-variable linear problem (two blocks of 40 and 56, 20 and 36
- * ones) with "model", priors `pr` (NULL = none), the given budget. */
-static double solve(const double *w, const double *pr, uint64_t budget, struct linear *l)
-{
-    uint32_t block_of[96], counts[2] = {20, 36};
     for (size_t i = 0; i < 96; i++)
         block_of[i] = i < 40 ? 0 : 1;
+}
+
+/* Solves it with "model", priors `pr` (NULL = none), the given budget. */
+static double solve(const double *w, const double *pr, uint64_t budget, linear_objective *l)
+{
+    uint32_t block_of[96];
+    blocks(block_of);
     bosch_strategy *s = bosch_strategy_builtin("model");
-    bosch_subproblem *sp = bosch_subproblem_create(96, 2, block_of, counts, 7);
+    bosch_subproblem *sp = bosch_subproblem_create(96, 2, block_of, lin_counts, 7);
     ck_assert_ptr_nonnull(s);
     ck_assert_ptr_nonnull(sp);
     if (pr)
@@ -118,23 +107,11 @@ static double solve(const double *w, const double *pr, uint64_t budget, struct l
     return v;
 }
 
-/* Best value: in each block, the largest weights set to 1. */
 static double optimum(const double *w)
 {
-    uint8_t taken[96] = {0};
-    double total = 0.0;
-    for (int b = 0; b < 2; b++) {
-        size_t lo = b ? 40 : 0, hi = b ? 96 : 40, want = b ? 36 : 20;
-        for (size_t k = 0; k < want; k++) {
-            size_t best = hi;
-            for (size_t i = lo; i < hi; i++)
-                if (!taken[i] && (best == hi || w[i] > w[best]))
-                    best = i;
-            taken[best] = 1;
-            total += w[best];
-        }
-    }
-    return total;
+    uint32_t block_of[96];
+    blocks(block_of);
+    return linear_optimum(w, 96, block_of, lin_counts, 2);
 }
 
 /* Priors that rank the variables exactly (a low prior = set to 1) make the
@@ -148,7 +125,8 @@ START_TEST(model_starts_from_the_priors)
         pr[i] = -w[i];
     }
     double best = optimum(w);
-    struct linear l;
+    uint8_t first_point[96];
+    linear_objective l = {NULL, 0, first_point};
     double with = solve(w, pr, 8, &l);
     ck_assert_msg(fabs(with - best) < 1e-12, "with priors %.9f, optimum %.9f", with, best);
     double first = 0.0;
@@ -173,7 +151,7 @@ START_TEST(model_survives_misleading_priors)
         noisy[i] = -w[i] + 0.3 * (trng_unif(&r) - 0.5);
     }
     double best = optimum(w);
-    struct linear l;
+    linear_objective l = {NULL, 0, NULL};
     double v = solve(w, wrong, 600, &l);
     ck_assert_msg(fabs(v - best) < 1e-9, "misleading priors %.9f, optimum %.9f", v, best);
     /* At a small budget, noisy but useful priors beat none. */

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from ._lib import (BATCH_EVAL_FN, EVAL_FN, LOG_FN, PROGRESS_FN, REQUEST_BATCH_EVAL_FN,
                    REQUEST_EVAL_FN, lib, testbed_batch_eval_pointer, testbed_eval_pointer,
                    testbed_request_batch_eval_pointer, testbed_request_eval_pointer, text)
-from ._masks import _NORM, buffer_to_list
+from ._masks import _NORM, buffer_to_list, double_array
 from .errors import (ErrorCode, EvaluatorError, StopReason, check_status, err_name,
                      error_for_status, strerror)
 from .problem import Problem, kv_saving
@@ -656,8 +656,8 @@ class Optimizer:
             self._check(lib.bosch_set_priors(self._handle, None, 0))
             return self
         vals = list(importance)
-        arr = (ctypes.c_double * max(len(vals), 1))(*[float(v) for v in vals])
-        self._check(lib.bosch_set_priors(self._handle, arr, len(vals)))
+        self._check(lib.bosch_set_priors(self._handle, double_array(vals, len(vals), "priors"),
+                                         len(vals)))
         return self
 
     def priors(self) -> list[float] | None:
