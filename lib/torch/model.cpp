@@ -4,6 +4,7 @@
 // bf16 results match it as closely as the kernels allow.
 #include "model.hpp"
 
+#include "attention.hpp"
 #include "failure.hpp"
 
 #include <algorithm>
@@ -124,9 +125,13 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
             m->block_bytes_ = int64_t(mb) << 20;
     }
     // BOSCH_TORCH_ATTENTION=masked: the all-masked reference attention (SWA
-    // units cost as much as full ones); anything else: banded SWA units.
-    if (const char *env = std::getenv("BOSCH_TORCH_ATTENTION"))
+    // units cost as much as full ones); =tiled: banded SWA units and the
+    // project's own tiles for full ones, never the fused kernel of torch >= 2;
+    // anything else: banded SWA units, fused full ones where available.
+    if (const char *env = std::getenv("BOSCH_TORCH_ATTENTION")) {
         m->masked_attention_ = std::strcmp(env, "masked") == 0;
+        m->tiled_attention_ = std::strcmp(env, "tiled") == 0;
+    }
     const int64_t H = cfg.hidden_size, I = cfg.intermediate_size, D = cfg.head_dim;
     const int64_t nq = cfg.num_attention_heads * D, nkv = cfg.num_key_value_heads * D;
     m->embed_ = take(w, "model.embed_tokens.weight", device, dtype);
@@ -224,85 +229,6 @@ torch::Tensor rotate_half(const torch::Tensor &x) {
     return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
 }
 
-// One query tile [t0, t0 + n) of S pairs (q [S, r, T, D]) against the keys kc
-// and values vc ([S, nk, D]) where `allowed` ([n, nk]) says which key each
-// query sees: fp32 softmax of the scaled scores, the weighted values written
-// to out's rows of the tile.
-void attend_tile(const torch::Tensor &q, const torch::Tensor &kc, const torch::Tensor &vc,
-                 const torch::Tensor &allowed, torch::Tensor &out, int64_t t0, int64_t n,
-                 double scale) {
-    const int64_t S = q.size(0), r = q.size(1), D = q.size(3), nk = kc.size(1);
-    torch::Tensor qc = q.narrow(2, t0, n).reshape({S, r * n, D});
-    torch::Tensor scores = torch::matmul(qc, kc.transpose(-1, -2)) * scale; // [S,r*n,nk]
-    scores = scores.view({S, r, n, nk});
-    scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity());
-    torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
-    torch::Tensor oc = torch::matmul(probs.view({S, r * n, nk}), vc); // [S, r*n, D]
-    out.narrow(2, t0, n).copy_(oc.view({S, r, n, D}));
-}
-
-// Full causal attention of S (batch element, KV group) pairs: q [S, r, T, D],
-// k, v [S, T, D] -> out [S, r, T, D] (written). Query tiles keep the fp32
-// score block [S, r, n, t1] under block_bytes; keys beyond a tile's last
-// query are skipped.
-void causal_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
-                  torch::Tensor out, double scale, int64_t block_bytes) {
-    const int64_t S = q.size(0), r = q.size(1), T = q.size(2);
-    const int64_t per_row = std::max<int64_t>(1, S * r * T * 4);
-    const int64_t n_cap = std::max<int64_t>(128, (T + 7) / 8);
-    const int64_t n_block = std::max<int64_t>(1, std::min({T, n_cap, block_bytes / per_row}));
-    auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
-    for (int64_t t0 = 0; t0 < T; t0 += n_block) {
-        const int64_t n = std::min(n_block, T - t0), t1 = t0 + n;
-        torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
-        torch::Tensor kj = torch::arange(0, t1, i64).unsqueeze(0);  // [1, t1]
-        attend_tile(q, k.narrow(1, 0, t1), v.narrow(1, 0, t1), kj <= qi, out, t0, n, scale);
-    }
-}
-
-// Banded sliding-window attention of S pairs (shapes as causal_pairs): query
-// t sees key s iff s <= t and (s > t - window or s < sink). A query tile
-// [t0, t1) multiplies only the sink keys [0, min(sink, lo)) and the band
-// [lo, t1), lo = max(0, t0 - window + 1): keys below lo are outside every
-// tile query's window, so only the sink can admit them. The fp32 score block
-// [S, r, n, nk] (nk <= sink + window + n - 1) stays under block_bytes, so
-// memory is O(T * (window + sink)) per pair.
-void banded_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
-                  torch::Tensor out, double scale, int64_t window, int64_t sink,
-                  int64_t block_bytes) {
-    const int64_t S = q.size(0), r = q.size(1), T = q.size(2);
-    const int64_t win = std::min(std::max<int64_t>(window, 1), T);
-    const int64_t snk = std::min(std::max<int64_t>(sink, 0), T);
-    // n * (A + n) score entries per pair-head, A = snk + win - 1.
-    const double A = double(snk + win - 1);
-    const double M = double(block_bytes) / double(std::max<int64_t>(1, S * r * 4));
-    const int64_t n_fit = int64_t((-A + std::sqrt(A * A + 4.0 * M)) / 2.0);
-    // Tiles much longer than the window waste work on masked band entries
-    // (a tile computes n * (n + window - 1) for ~n * window useful ones).
-    const int64_t n_cap = std::max<int64_t>(64, (win + 1) / 2);
-    const int64_t n_block = std::max<int64_t>(1, std::min({T, n_cap, n_fit}));
-    auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
-    for (int64_t t0 = 0; t0 < T; t0 += n_block) {
-        const int64_t n = std::min(n_block, T - t0), t1 = t0 + n;
-        const int64_t lo = std::max<int64_t>(0, t0 - win + 1), ns = std::min(snk, lo);
-        const int64_t nb = t1 - lo;
-        torch::Tensor kc, vc, kj;
-        if (ns > 0) {
-            kc = torch::cat({k.narrow(1, 0, ns), k.narrow(1, lo, nb)}, 1);
-            vc = torch::cat({v.narrow(1, 0, ns), v.narrow(1, lo, nb)}, 1);
-            kj = torch::cat({torch::arange(0, ns, i64), torch::arange(lo, t1, i64)});
-        } else {
-            kc = k.narrow(1, lo, nb);
-            vc = v.narrow(1, lo, nb);
-            kj = torch::arange(lo, t1, i64);
-        }
-        kj = kj.unsqueeze(0); // [1, nk]
-        torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
-        attend_tile(q, kc, vc, (kj <= qi) & ((kj > qi - window) | (kj < sink)), out, t0, n,
-                    scale);
-    }
-}
-
 } // namespace
 
 torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
@@ -346,9 +272,9 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
         torch::Tensor qf = q5.view({P, r, T, D}), kf = k.view({P, T, D}), vf = v.view({P, T, D});
         torch::Tensor outf = out.view({P, r, T, D});
         if (layer_slides) {
-            banded_pairs(qf, kf, vf, outf, scale, cfg_.sliding_window, 0, block_bytes_);
+            banded_pairs(qf, kf, vf, outf, scale, cfg_.sliding_window, 0, block_bytes_, ws_);
         } else if (!swa_units.defined()) { // an all-full layer
-            causal_pairs(qf, kf, vf, outf, scale, block_bytes_);
+            causal_pairs(qf, kf, vf, outf, scale, block_bytes_, ws_, tiled_attention_);
         } else {
             torch::Tensor flat = swa_units.reshape({P});
             torch::Tensor swa_idx = flat.nonzero().view({-1});
@@ -359,18 +285,20 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
                     return;
                 if (S == P) { // every pair: no gather / scatter
                     if (banded)
-                        banded_pairs(qf, kf, vf, outf, scale, w.window, w.sink, block_bytes_);
+                        banded_pairs(qf, kf, vf, outf, scale, w.window, w.sink, block_bytes_,
+                                     ws_);
                     else
-                        causal_pairs(qf, kf, vf, outf, scale, block_bytes_);
+                        causal_pairs(qf, kf, vf, outf, scale, block_bytes_, ws_,
+                                     tiled_attention_);
                     return;
                 }
                 torch::Tensor qs = qf.index_select(0, idx), ks = kf.index_select(0, idx),
                               vs = vf.index_select(0, idx);
                 torch::Tensor os = torch::empty_like(qs);
                 if (banded)
-                    banded_pairs(qs, ks, vs, os, scale, w.window, w.sink, block_bytes_);
+                    banded_pairs(qs, ks, vs, os, scale, w.window, w.sink, block_bytes_, ws_);
                 else
-                    causal_pairs(qs, ks, vs, os, scale, block_bytes_);
+                    causal_pairs(qs, ks, vs, os, scale, block_bytes_, ws_, tiled_attention_);
                 outf.index_copy_(0, idx, os);
             };
             run(full_idx, false);

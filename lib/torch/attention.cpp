@@ -1,0 +1,203 @@
+// Attention kernels of the forward (see attention.hpp for shapes and the
+// tiling rationale).
+#include "attention.hpp"
+
+#include <torch/version.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#if TORCH_VERSION_MAJOR >= 2
+#define BOSCH_FUSED_SDPA 1
+#endif
+
+namespace bosch_torch {
+
+namespace {
+
+constexpr int64_t kScoreBytes = 4; // budget every score as fp32 (softmax's type)
+
+// The first `numel` elements of a workspace tensor, grown (never shrunk)
+// when too small or of another dtype or device.
+torch::Tensor take(torch::Tensor &slot, int64_t numel, const torch::TensorOptions &opts) {
+    if (!slot.defined() || slot.numel() < numel || slot.scalar_type() != opts.dtype() ||
+        slot.device() != opts.device())
+        slot = torch::empty({std::max<int64_t>(numel, 1)}, opts);
+    return slot.narrow(0, 0, numel);
+}
+
+// Pairs per tile once the rows are fixed: what the budget leaves, 1..S.
+int64_t fit_pairs(int64_t S, int64_t r, int64_t rows, int64_t keys, int64_t block_bytes) {
+    const int64_t per_pair = std::max<int64_t>(1, r * rows * keys * kScoreBytes);
+    return std::clamp<int64_t>(block_bytes / per_pair, 1, std::max<int64_t>(S, 1));
+}
+
+// Softmax over the last dimension of a score tile, returning probabilities
+// in the scores' dtype. f32 on the CPU: in place (the workspace is the
+// output). Other dtypes as Hugging Face's eager attention: fp32 softmax,
+// cast back.
+torch::Tensor softmax_tile(torch::Tensor &scores) {
+    if (scores.scalar_type() != torch::kFloat32)
+        return torch::softmax(scores, -1, torch::kFloat32).to(scores.scalar_type());
+    if (scores.device().is_cpu())
+        return at::_softmax_out(scores, scores, -1, false);
+    return at::_softmax(scores, -1, false);
+}
+
+// One tile of `Sc` pairs: scores = scale * q k^T over the given keys, the
+// positions in `blocked` (broadcast to [Sc, r, n, nk] from the view of
+// `mask_cols` columns starting at `mask_from`) set to -inf, softmax, times
+// values, written to out's rows [t0, t0 + n).
+void attend(const torch::Tensor &qp, const torch::Tensor &kc, const torch::Tensor &vc,
+            const torch::Tensor &blocked, int64_t mask_from, torch::Tensor &op, int64_t t0,
+            int64_t n, double scale, Workspace &ws) {
+    const int64_t Sc = qp.size(0), r = qp.size(1), D = qp.size(3), nk = kc.size(1);
+    torch::Tensor qc = qp.narrow(2, t0, n).reshape({Sc, r * n, D});
+    torch::Tensor sc = take(ws.scores, Sc * r * n * nk, qp.options()).view({Sc, r * n, nk});
+    at::baddbmm_out(sc, sc, qc, kc.transpose(1, 2), 0.0, scale); // beta 0: sc is not read
+    sc.view({Sc, r, n, nk})
+        .narrow(3, mask_from, blocked.size(1))
+        .masked_fill_(blocked, -std::numeric_limits<double>::infinity());
+    torch::Tensor probs = softmax_tile(sc);
+    torch::Tensor ob = take(ws.out, Sc * r * n * D, qp.options()).view({Sc, r * n, D});
+    at::bmm_out(ob, probs, vc);
+    op.narrow(2, t0, n).copy_(ob.view({Sc, r, n, D}));
+}
+
+#ifdef BOSCH_FUSED_SDPA
+// The fused kernel (flash / memory-efficient / CPU flash) for full causal
+// attention; its default scale is head_dim^-0.5, the model's.
+void causal_fused(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                  torch::Tensor &out) {
+    const int64_t S = q.size(0), r = q.size(1), T = q.size(2), D = q.size(3);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+    torch::Tensor o = at::scaled_dot_product_attention(q, k.view({S, 1, T, D}), v.view({S, 1, T, D}),
+                                                       {}, 0.0, true, c10::nullopt, true);
+#else
+    torch::Tensor ke = k.view({S, 1, T, D}).expand({S, r, T, D}).contiguous();
+    torch::Tensor ve = v.view({S, 1, T, D}).expand({S, r, T, D}).contiguous();
+    torch::Tensor o = at::scaled_dot_product_attention(q, ke, ve, {}, 0.0, true);
+#endif
+    out.copy_(o);
+}
+#endif
+
+} // namespace
+
+int64_t Workspace::bytes() const {
+    int64_t n = 0;
+    for (const torch::Tensor *t : {&scores, &keys, &values, &out})
+        if (t->defined())
+            n += t->numel() * int64_t(t->element_size());
+    return n;
+}
+
+bool have_fused_attention() {
+#ifdef BOSCH_FUSED_SDPA
+    return true;
+#else
+    return false;
+#endif
+}
+
+TilePlan plan_causal(int64_t S, int64_t r, int64_t T, int64_t block_bytes) {
+    TilePlan p;
+    // ~1/8 of the sequence per tile, 64..256 rows: fewer rows waste work on
+    // the keys past a tile's first query, more leave the scores far out of
+    // cache without making the matmuls faster.
+    const int64_t want = std::min(T, std::clamp<int64_t>(T / 8, 64, 256));
+    const int64_t per_row = std::max<int64_t>(1, r * T * kScoreBytes);
+    p.rows = std::max<int64_t>(std::min<int64_t>(T, 16), std::min(want, block_bytes / per_row));
+    p.keys = T;
+    p.pairs = fit_pairs(S, r, p.rows, p.keys, block_bytes);
+    return p;
+}
+
+TilePlan plan_banded(int64_t S, int64_t r, int64_t T, int64_t window, int64_t sink,
+                     int64_t block_bytes) {
+    TilePlan p;
+    const int64_t win = std::clamp<int64_t>(window, 1, T), snk = std::clamp<int64_t>(sink, 0, T);
+    // A tile of n rows multiplies n * (n + win - 1) band entries for about
+    // n * win useful ones: n near half the window.
+    const int64_t want = std::min(T, std::max<int64_t>(64, (win + 1) / 2));
+    // n * (A + n) * r * 4 <= block_bytes, A = snk + win - 1.
+    const double A = double(snk + win - 1);
+    const double M = double(block_bytes) / double(std::max<int64_t>(1, r * kScoreBytes));
+    const int64_t n_fit = int64_t((-A + std::sqrt(A * A + 4.0 * M)) / 2.0);
+    p.rows = std::max<int64_t>(std::min<int64_t>(T, 16), std::min(want, n_fit));
+    p.keys = std::min(T, snk + win - 1 + p.rows);
+    p.pairs = fit_pairs(S, r, p.rows, p.keys, block_bytes);
+    return p;
+}
+
+void causal_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                  torch::Tensor out, double scale, int64_t block_bytes, Workspace &ws,
+                  bool tiled) {
+    const int64_t S = q.size(0), r = q.size(1), T = q.size(2);
+#ifdef BOSCH_FUSED_SDPA
+    if (!tiled && std::abs(scale * std::sqrt(double(q.size(3))) - 1.0) < 1e-12) {
+        causal_fused(q, k, v, out);
+        return;
+    }
+#else
+    (void)tiled;
+#endif
+    const TilePlan p = plan_causal(S, r, T, block_bytes);
+    // Above the diagonal of a tile's last n keys (its own positions).
+    torch::Tensor above = torch::ones({p.rows, p.rows}, torch::TensorOptions()
+                                                            .dtype(torch::kBool)
+                                                            .device(q.device()))
+                              .triu(1);
+    for (int64_t p0 = 0; p0 < S; p0 += p.pairs) {
+        const int64_t Sc = std::min(p.pairs, S - p0);
+        torch::Tensor qp = q.narrow(0, p0, Sc), kp = k.narrow(0, p0, Sc), vp = v.narrow(0, p0, Sc);
+        torch::Tensor op = out.narrow(0, p0, Sc);
+        for (int64_t t0 = 0; t0 < T; t0 += p.rows) {
+            const int64_t n = std::min(p.rows, T - t0), t1 = t0 + n;
+            // Keys before t0 are visible to every query of the tile: only the
+            // tile's own block needs the causal mask.
+            attend(qp, kp.narrow(1, 0, t1), vp.narrow(1, 0, t1),
+                   above.narrow(0, 0, n).narrow(1, 0, n), t0, op, t0, n, scale, ws);
+        }
+    }
+}
+
+void banded_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                  torch::Tensor out, double scale, int64_t window, int64_t sink,
+                  int64_t block_bytes, Workspace &ws) {
+    const int64_t S = q.size(0), r = q.size(1), T = q.size(2), D = q.size(3);
+    const int64_t win = std::clamp<int64_t>(window, 1, T), snk = std::clamp<int64_t>(sink, 0, T);
+    const TilePlan p = plan_banded(S, r, T, window, sink, block_bytes);
+    auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
+    for (int64_t p0 = 0; p0 < S; p0 += p.pairs) {
+        const int64_t Sc = std::min(p.pairs, S - p0);
+        torch::Tensor qp = q.narrow(0, p0, Sc), kp = k.narrow(0, p0, Sc), vp = v.narrow(0, p0, Sc);
+        torch::Tensor op = out.narrow(0, p0, Sc);
+        for (int64_t t0 = 0; t0 < T; t0 += p.rows) {
+            const int64_t n = std::min(p.rows, T - t0), t1 = t0 + n;
+            const int64_t lo = std::max<int64_t>(0, t0 - win + 1), ns = std::min(snk, lo);
+            const int64_t nb = t1 - lo;
+            torch::Tensor kc, vc;
+            if (ns > 0) { // sink keys then the band, gathered into the workspace
+                kc = take(ws.keys, Sc * (ns + nb) * D, q.options()).view({Sc, ns + nb, D});
+                vc = take(ws.values, Sc * (ns + nb) * D, q.options()).view({Sc, ns + nb, D});
+                kc.narrow(1, 0, ns).copy_(kp.narrow(1, 0, ns));
+                kc.narrow(1, ns, nb).copy_(kp.narrow(1, lo, nb));
+                vc.narrow(1, 0, ns).copy_(vp.narrow(1, 0, ns));
+                vc.narrow(1, ns, nb).copy_(vp.narrow(1, lo, nb));
+            } else {
+                kc = kp.narrow(1, lo, nb);
+                vc = vp.narrow(1, lo, nb);
+            }
+            // The sink columns are visible to every query (s < sink, s <
+            // lo <= t); the band columns need the window and causal tests.
+            torch::Tensor kj = torch::arange(lo, t1, i64).unsqueeze(0); // [1, nb]
+            torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
+            torch::Tensor blocked = (kj > qi) | ((kj <= qi - window) & (kj >= sink));
+            attend(qp, kc, vc, blocked, ns, op, t0, n, scale, ws);
+        }
+    }
+}
+
+} // namespace bosch_torch

@@ -1,0 +1,64 @@
+// The attention core of the forward: full causal and banded sliding-window
+// attention over S (batch element, KV group) pairs, GQA without repeat_kv
+// (the r query heads of a group are r row blocks against its one key head).
+//
+// Shapes: q [S, r, T, D], k and v [S, T, D], out [S, r, T, D] (written);
+// all contiguous, on one device, in one dtype. Softmax over fp32 scores for
+// f32 models; other dtypes keep Hugging Face's order (scores in the dtype,
+// softmax in fp32, probabilities cast back).
+//
+// Tiling (why it looks like this): a tile is n query rows of `pairs` pairs
+// at once. n is chosen first, as large as the work per tile wants (256 for
+// causal, about half the window for banded), and the pairs per tile fill
+// what is left of the score budget, so a batch of candidates shares the
+// budget by running fewer pairs per tile instead of shrinking every tile
+// to a few rows (8-row tiles ran the attention matmuls at ~4 GFLOP/s).
+// Scores, gathered keys and outputs live in a Workspace reused across
+// tiles, pairs and layers instead of being allocated per tile.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+
+namespace bosch_torch {
+
+// Scratch tensors of the attention tiles, grown on demand and kept. One
+// per model; used under the model's mutex.
+struct Workspace {
+    torch::Tensor scores, keys, values, out;
+    // Byte sizes of what the workspace holds now (benchmarks, tests).
+    int64_t bytes() const;
+    void release() { *this = Workspace(); }
+};
+
+// The tile a kernel will use for S pairs of r heads: n query rows and
+// `pairs` pairs per tile, so that pairs * r * n * keys * 4 <= block_bytes
+// where `keys` is the widest tile's key count (as far as n allows; a tile
+// has at least min(T, 16) rows and one pair).
+struct TilePlan {
+    int64_t rows = 1, pairs = 1, keys = 1;
+};
+TilePlan plan_causal(int64_t S, int64_t r, int64_t T, int64_t block_bytes);
+TilePlan plan_banded(int64_t S, int64_t r, int64_t T, int64_t window, int64_t sink,
+                     int64_t block_bytes);
+
+// Full causal attention: query t sees keys 0..t. Keys beyond a tile's last
+// query are never multiplied. On torch >= 2 the fused
+// scaled_dot_product_attention kernel is used unless `tiled` is set.
+void causal_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                  torch::Tensor out, double scale, int64_t block_bytes, Workspace &ws,
+                  bool tiled = false);
+
+// Sliding window plus sink: query t sees key s iff s <= t and
+// (s > t - window or s < sink). A tile [t0, t1) multiplies only the sink
+// keys [0, min(sink, lo)) and the band [lo, t1), lo = max(0, t0 - window +
+// 1): memory and work O(T * (window + sink)) per pair.
+void banded_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                  torch::Tensor out, double scale, int64_t window, int64_t sink,
+                  int64_t block_bytes, Workspace &ws);
+
+// True when this build has the fused kernel (built against torch >= 2).
+bool have_fused_attention();
+
+} // namespace bosch_torch
