@@ -55,7 +55,15 @@ void attend(const torch::Tensor &qp, const torch::Tensor &kc, const torch::Tenso
     const int64_t Sc = qp.size(0), r = qp.size(1), D = qp.size(3), nk = kc.size(1);
     torch::Tensor qc = qp.narrow(2, t0, n).reshape({Sc, r * n, D});
     torch::Tensor sc = take(ws.scores, Sc * r * n * nk, qp.options()).view({Sc, r * n, nk});
-    at::baddbmm_out(sc, sc, qc, kc.transpose(1, 2), 0.0, scale); // beta 0: sc is not read
+    if (qp.scalar_type() == torch::kFloat32) {
+        at::baddbmm_out(sc, sc, qc, kc.transpose(1, 2), 0.0, scale); // beta 0: sc is not read
+    } else {
+        // Reduced precision: HF's order (scores rounded, then scaled), and
+        // the bf16 CPU baddbmm reads the uninitialised workspace even at
+        // beta 0 (NaN scores under MALLOC_PERTURB_).
+        at::bmm_out(sc, qc, kc.transpose(1, 2));
+        sc.mul_(scale);
+    }
     sc.view({Sc, r, n, nk})
         .narrow(3, mask_from, blocked.size(1))
         .masked_fill_(blocked, -std::numeric_limits<double>::infinity());
