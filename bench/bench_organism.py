@@ -102,34 +102,31 @@ def main():
             opt.optimize(batch_evaluator=record)
         masks = [m for b in batches for m in b]
 
-        def run_backend(batch, cache):
-            kw = {} if batch == 0 else {"batch": batch}
-            with backend.Evaluator(model, task, window=window, sink=sink, metric=metric,
-                                   prefix_cache=cache, **kw) as ev:
-                best, out = 1e300, None
-                for _ in range(a.reps):
-                    t0, c0 = time.perf_counter(), os.times()
-                    out = [s for b in batches for s in ev.score_batch(b)]
-                    best = min(best, time.perf_counter() - t0)
-                    cpu = [x - y for x, y in zip(os.times(), c0)]
-                return best, out, cpu
-
-        plain = pytorch_scorer(model_dir, task_path, window, sink)
-
-        def run_plain():
-            best, out = 1e300, None
+        def timed(score_all):
+            """Best wall time of --reps calls, the scores, and the CPU
+            (user, sys) seconds of the last call."""
+            best, out, cpu = 1e300, None, None
             for _ in range(a.reps):
                 t0, c0 = time.perf_counter(), os.times()
-                out = [plain(m) for m in masks]
+                out = score_all()
                 best = min(best, time.perf_counter() - t0)
                 cpu = [x - y for x, y in zip(os.times(), c0)]
             return best, out, cpu
 
+        def run_backend(batch, cache):
+            kw = {} if batch == 0 else {"batch": batch}
+            with backend.Evaluator(model, task, window=window, sink=sink, metric=metric,
+                                   prefix_cache=cache, **kw) as ev:
+                return timed(lambda: [s for b in batches for s in ev.score_batch(b)])
+
+        plain = pytorch_scorer(model_dir, task_path, window, sink)
+
         rows = [("default (eval batch %s, prefix cache)" % (a.eval_batch or "library default"),
                  run_backend(a.eval_batch, True)),
                 ("one candidate per forward, no cache", run_backend(1, False)),
-                ("plain PyTorch (Python, one candidate per pass)", run_plain())]
-    ref = rows[2][1][1]
+                ("plain PyTorch (Python, one candidate per pass)",
+                 timed(lambda: [plain(m) for m in masks]))]
+    plain_time, ref = rows[2][1][0], rows[2][1][1]
     n = len(masks)
     print(f"# Organism evaluation speed (bench_organism.py)\n\n{model_dir}: {n} masks of one "
           f"search (ratio {a.ratio}, budget {a.budget}, seed {a.seed}), {len(batches)} batches; "
@@ -140,7 +137,7 @@ def main():
     for name, (t, out, cpu) in rows:
         diff = max(abs(x - y) for x, y in zip(out, ref))
         worst = max(worst, diff)
-        print(f"| {name} | {t / n:.4f} | {rows[2][1][0] / t:.2f}x | {cpu[0] / n:.3f} + "
+        print(f"| {name} | {t / n:.4f} | {plain_time / t:.2f}x | {cpu[0] / n:.3f} + "
               f"{cpu[1] / n:.3f} | {diff:.1e} |")
     if worst > 1e-4:
         print(f"bench_organism: scores disagree by {worst:.2e}", file=sys.stderr)

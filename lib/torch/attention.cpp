@@ -46,9 +46,9 @@ torch::Tensor softmax_tile(torch::Tensor &scores) {
 }
 
 // One tile of `Sc` pairs: scores = scale * q k^T over the given keys, the
-// positions in `blocked` (broadcast to [Sc, r, n, nk] from the view of
-// `mask_cols` columns starting at `mask_from`) set to -inf, softmax, times
-// values, written to out's rows [t0, t0 + n).
+// positions in `blocked` ([n, m], broadcast over pairs and heads, covering
+// the m key columns from `mask_from`) set to -inf, softmax, times values,
+// written to out's rows [t0, t0 + n).
 void attend(const torch::Tensor &qp, const torch::Tensor &kc, const torch::Tensor &vc,
             const torch::Tensor &blocked, int64_t mask_from, torch::Tensor &op, int64_t t0,
             int64_t n, double scale, Workspace &ws) {
@@ -91,23 +91,13 @@ void causal_fused(const torch::Tensor &q, const torch::Tensor &k, const torch::T
 }
 #endif
 
-} // namespace
-
-int64_t Workspace::bytes() const {
-    int64_t n = 0;
-    for (const torch::Tensor *t : {&scores, &keys, &values, &out})
-        if (t->defined())
-            n += t->numel() * int64_t(t->element_size());
-    return n;
-}
-
-bool have_fused_attention() {
-#ifdef BOSCH_FUSED_SDPA
-    return true;
-#else
-    return false;
-#endif
-}
+// The tile a kernel uses for S pairs of r heads: `rows` query rows and
+// `pairs` pairs per tile, so that pairs * r * rows * keys * 4 <= block_bytes
+// for the widest tile's key count (as far as the rows allow: a tile has at
+// least min(T, 16) rows and one pair).
+struct TilePlan {
+    int64_t rows = 1, pairs = 1;
+};
 
 TilePlan plan_causal(int64_t S, int64_t r, int64_t T, int64_t block_bytes) {
     TilePlan p;
@@ -117,15 +107,13 @@ TilePlan plan_causal(int64_t S, int64_t r, int64_t T, int64_t block_bytes) {
     const int64_t want = std::min(T, std::clamp<int64_t>(T / 8, 64, 256));
     const int64_t per_row = std::max<int64_t>(1, r * T * kScoreBytes);
     p.rows = std::max<int64_t>(std::min<int64_t>(T, 16), std::min(want, block_bytes / per_row));
-    p.keys = T;
-    p.pairs = fit_pairs(S, r, p.rows, p.keys, block_bytes);
+    p.pairs = fit_pairs(S, r, p.rows, T, block_bytes);
     return p;
 }
 
-TilePlan plan_banded(int64_t S, int64_t r, int64_t T, int64_t window, int64_t sink,
+TilePlan plan_banded(int64_t S, int64_t r, int64_t T, int64_t win, int64_t snk,
                      int64_t block_bytes) {
     TilePlan p;
-    const int64_t win = std::clamp<int64_t>(window, 1, T), snk = std::clamp<int64_t>(sink, 0, T);
     // A tile of n rows multiplies n * (n + win - 1) band entries for about
     // n * win useful ones: n near half the window.
     const int64_t want = std::min(T, std::max<int64_t>(64, (win + 1) / 2));
@@ -134,10 +122,39 @@ TilePlan plan_banded(int64_t S, int64_t r, int64_t T, int64_t window, int64_t si
     const double M = double(block_bytes) / double(std::max<int64_t>(1, r * kScoreBytes));
     const int64_t n_fit = int64_t((-A + std::sqrt(A * A + 4.0 * M)) / 2.0);
     p.rows = std::max<int64_t>(std::min<int64_t>(T, 16), std::min(want, n_fit));
-    p.keys = std::min(T, snk + win - 1 + p.rows);
-    p.pairs = fit_pairs(S, r, p.rows, p.keys, block_bytes);
+    p.pairs = fit_pairs(S, r, p.rows, std::min(T, snk + win - 1 + p.rows), block_bytes);
     return p;
 }
+
+// Runs tile(qp, kp, vp, op, t0, n) over every tile of the plan: pairs in
+// chunks of p.pairs (qp, kp, vp, op their slices), rows in chunks of p.rows.
+template <class Tile>
+void for_each_tile(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                   torch::Tensor &out, const TilePlan &p, Tile tile) {
+    const int64_t S = q.size(0), T = q.size(2);
+    for (int64_t p0 = 0; p0 < S; p0 += p.pairs) {
+        const int64_t Sc = std::min(p.pairs, S - p0);
+        torch::Tensor qp = q.narrow(0, p0, Sc), kp = k.narrow(0, p0, Sc), vp = v.narrow(0, p0, Sc);
+        torch::Tensor op = out.narrow(0, p0, Sc);
+        for (int64_t t0 = 0; t0 < T; t0 += p.rows)
+            tile(qp, kp, vp, op, t0, std::min(p.rows, T - t0));
+    }
+}
+
+// x's rows [0, ns) then [lo, lo + nb) ([Sc, T, D] -> [Sc, ns + nb, D]),
+// gathered into a workspace slot; the band alone is a view (no copy).
+torch::Tensor sink_and_band(torch::Tensor &slot, const torch::Tensor &x, int64_t ns, int64_t lo,
+                            int64_t nb) {
+    if (ns == 0)
+        return x.narrow(1, lo, nb);
+    const int64_t Sc = x.size(0), D = x.size(2);
+    torch::Tensor g = take(slot, Sc * (ns + nb) * D, x.options()).view({Sc, ns + nb, D});
+    g.narrow(1, 0, ns).copy_(x.narrow(1, 0, ns));
+    g.narrow(1, ns, nb).copy_(x.narrow(1, lo, nb));
+    return g;
+}
+
+} // namespace
 
 void causal_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
                   torch::Tensor out, double scale, int64_t block_bytes, Workspace &ws,
@@ -157,55 +174,40 @@ void causal_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::T
                                                             .dtype(torch::kBool)
                                                             .device(q.device()))
                               .triu(1);
-    for (int64_t p0 = 0; p0 < S; p0 += p.pairs) {
-        const int64_t Sc = std::min(p.pairs, S - p0);
-        torch::Tensor qp = q.narrow(0, p0, Sc), kp = k.narrow(0, p0, Sc), vp = v.narrow(0, p0, Sc);
-        torch::Tensor op = out.narrow(0, p0, Sc);
-        for (int64_t t0 = 0; t0 < T; t0 += p.rows) {
-            const int64_t n = std::min(p.rows, T - t0), t1 = t0 + n;
-            // Keys before t0 are visible to every query of the tile: only the
-            // tile's own block needs the causal mask.
-            attend(qp, kp.narrow(1, 0, t1), vp.narrow(1, 0, t1),
-                   above.narrow(0, 0, n).narrow(1, 0, n), t0, op, t0, n, scale, ws);
-        }
-    }
+    for_each_tile(q, k, v, out, p,
+                  [&](const torch::Tensor &qp, const torch::Tensor &kp, const torch::Tensor &vp,
+                      torch::Tensor &op, int64_t t0, int64_t n) {
+                      // Keys before t0 are visible to every query of the tile:
+                      // only the tile's own block needs the causal mask.
+                      const int64_t t1 = t0 + n;
+                      attend(qp, kp.narrow(1, 0, t1), vp.narrow(1, 0, t1),
+                             above.narrow(0, 0, n).narrow(1, 0, n), t0, op, t0, n, scale, ws);
+                  });
 }
 
 void banded_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
                   torch::Tensor out, double scale, int64_t window, int64_t sink,
                   int64_t block_bytes, Workspace &ws) {
-    const int64_t S = q.size(0), r = q.size(1), T = q.size(2), D = q.size(3);
+    const int64_t S = q.size(0), r = q.size(1), T = q.size(2);
     const int64_t win = std::clamp<int64_t>(window, 1, T), snk = std::clamp<int64_t>(sink, 0, T);
-    const TilePlan p = plan_banded(S, r, T, window, sink, block_bytes);
+    const TilePlan p = plan_banded(S, r, T, win, snk, block_bytes);
     auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
-    for (int64_t p0 = 0; p0 < S; p0 += p.pairs) {
-        const int64_t Sc = std::min(p.pairs, S - p0);
-        torch::Tensor qp = q.narrow(0, p0, Sc), kp = k.narrow(0, p0, Sc), vp = v.narrow(0, p0, Sc);
-        torch::Tensor op = out.narrow(0, p0, Sc);
-        for (int64_t t0 = 0; t0 < T; t0 += p.rows) {
-            const int64_t n = std::min(p.rows, T - t0), t1 = t0 + n;
-            const int64_t lo = std::max<int64_t>(0, t0 - win + 1), ns = std::min(snk, lo);
-            const int64_t nb = t1 - lo;
-            torch::Tensor kc, vc;
-            if (ns > 0) { // sink keys then the band, gathered into the workspace
-                kc = take(ws.keys, Sc * (ns + nb) * D, q.options()).view({Sc, ns + nb, D});
-                vc = take(ws.values, Sc * (ns + nb) * D, q.options()).view({Sc, ns + nb, D});
-                kc.narrow(1, 0, ns).copy_(kp.narrow(1, 0, ns));
-                kc.narrow(1, ns, nb).copy_(kp.narrow(1, lo, nb));
-                vc.narrow(1, 0, ns).copy_(vp.narrow(1, 0, ns));
-                vc.narrow(1, ns, nb).copy_(vp.narrow(1, lo, nb));
-            } else {
-                kc = kp.narrow(1, lo, nb);
-                vc = vp.narrow(1, lo, nb);
-            }
-            // The sink columns are visible to every query (s < sink, s <
-            // lo <= t); the band columns need the window and causal tests.
-            torch::Tensor kj = torch::arange(lo, t1, i64).unsqueeze(0); // [1, nb]
-            torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
-            torch::Tensor blocked = (kj > qi) | ((kj <= qi - window) & (kj >= sink));
-            attend(qp, kc, vc, blocked, ns, op, t0, n, scale, ws);
-        }
-    }
+    for_each_tile(q, k, v, out, p,
+                  [&](const torch::Tensor &qp, const torch::Tensor &kp, const torch::Tensor &vp,
+                      torch::Tensor &op, int64_t t0, int64_t n) {
+                      const int64_t t1 = t0 + n;
+                      const int64_t lo = std::max<int64_t>(0, t0 - win + 1), ns = std::min(snk, lo);
+                      const int64_t nb = t1 - lo;
+                      torch::Tensor kc = sink_and_band(ws.keys, kp, ns, lo, nb);
+                      torch::Tensor vc = sink_and_band(ws.values, vp, ns, lo, nb);
+                      // The sink columns are visible to every query (s < sink,
+                      // s < lo <= t); the band columns need the window and
+                      // causal tests.
+                      torch::Tensor kj = torch::arange(lo, t1, i64).unsqueeze(0); // [1, nb]
+                      torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
+                      torch::Tensor blocked = (kj > qi) | ((kj <= qi - window) & (kj >= sink));
+                      attend(qp, kc, vc, blocked, ns, op, t0, n, scale, ws);
+                  });
 }
 
 } // namespace bosch_torch

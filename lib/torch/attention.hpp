@@ -27,21 +27,7 @@ namespace bosch_torch {
 // per model; used under the model's mutex.
 struct Workspace {
     torch::Tensor scores, keys, values, out;
-    // Byte sizes of what the workspace holds now (benchmarks, tests).
-    int64_t bytes() const;
-    void release() { *this = Workspace(); }
 };
-
-// The tile a kernel will use for S pairs of r heads: n query rows and
-// `pairs` pairs per tile, so that pairs * r * n * keys * 4 <= block_bytes
-// where `keys` is the widest tile's key count (as far as n allows; a tile
-// has at least min(T, 16) rows and one pair).
-struct TilePlan {
-    int64_t rows = 1, pairs = 1, keys = 1;
-};
-TilePlan plan_causal(int64_t S, int64_t r, int64_t T, int64_t block_bytes);
-TilePlan plan_banded(int64_t S, int64_t r, int64_t T, int64_t window, int64_t sink,
-                     int64_t block_bytes);
 
 // Full causal attention: query t sees keys 0..t. Keys beyond a tile's last
 // query are never multiplied. On torch >= 2 the fused
@@ -57,8 +43,5 @@ void causal_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::T
 void banded_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
                   torch::Tensor out, double scale, int64_t window, int64_t sink,
                   int64_t block_bytes, Workspace &ws);
-
-// True when this build has the fused kernel (built against torch >= 2).
-bool have_fused_attention();
 
 } // namespace bosch_torch

@@ -88,13 +88,6 @@ public:
     // was built: then every unit scores all causal keys and the window is a
     // mask (the reference path, for tests and benchmarks).
     bool masked_attention() const { return masked_attention_; }
-    // Full units use the fused kernel of torch >= 2 unless
-    // BOSCH_TORCH_ATTENTION=tiled was set when the model was built.
-    bool fused_attention() const { return have_fused_attention() && !tiled_attention_; }
-    // Scratch memory the attention tiles keep between forwards (bytes), and
-    // its release (the next forward grows it again).
-    int64_t workspace_bytes() const { return ws_.bytes(); }
-    void release_workspace() { ws_.release(); }
 
     // Read access for the static scorers (scorers.cpp), which recompute the
     // attention untiled, with its probabilities, from the same weights.
