@@ -3,7 +3,7 @@
 masks in the same order, scored side by side in one process by
 
   default      libbosch-torch's evaluator as `bosch search` opens it
-               (the CLI's --eval-batch default, prefix cache on);
+               (one candidate per forward, prefix cache on);
   one          libbosch-torch, one candidate per forward, no prefix cache;
   pytorch      a straightforward PyTorch forward written in Python: the
                organism's own training module (tools/train_organism.Qwen3),
@@ -121,7 +121,7 @@ def main():
 
         plain = pytorch_scorer(model_dir, task_path, window, sink)
 
-        rows = [("default (eval batch %s, prefix cache)" % (a.eval_batch or "library default"),
+        rows = [("default (eval batch %s, prefix cache)" % (a.eval_batch or 1),
                  run_backend(a.eval_batch, True)),
                 ("one candidate per forward, no cache", run_backend(1, False)),
                 ("plain PyTorch (Python, one candidate per pass)",
@@ -130,7 +130,10 @@ def main():
     n = len(masks)
     print(f"# Organism evaluation speed (bench_organism.py)\n\n{model_dir}: {n} masks of one "
           f"search (ratio {a.ratio}, budget {a.budget}, seed {a.seed}), {len(batches)} batches; "
-          f"{torch.get_num_threads()} intra-op threads; best of {a.reps}.\n")
+          f"{torch.get_num_threads()} intra-op threads; best of {a.reps}; environment: "
+          + ", ".join(f"{k}={os.environ.get(k, 'unset')}" for k in
+                      ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "OPENBLAS_THREAD_TIMEOUT",
+                       "BOSCH_TORCH_BLOCK_MB")) + ".\n")
     print("| evaluator | s per evaluation | vs plain PyTorch | user + sys CPU s per evaluation "
           "| max score diff |\n|---|---|---|---|---|")
     worst = 0.0

@@ -247,9 +247,15 @@ int backend_open(struct settings *s, struct backend *b)
     uint64_t bytes = 0;
     int held = 0;
     bosch_torch_model_memory(b->m, &bytes, &held);
-    snprintf(b->desc, sizeof b->desc, "%s on %s, %.1f MiB of parameters",
-             bosch_torch_dtype_name(held), bosch_torch_model_device(b->m),
-             (double)bytes / (1024.0 * 1024.0));
+    const char *dev = bosch_torch_model_device(b->m);
+    unsigned threads = bosch_torch_threads();
+    snprintf(b->desc, sizeof b->desc, "%s on %s, %.1f MiB of parameters", bosch_torch_dtype_name(held),
+             dev, (double)bytes / (1024.0 * 1024.0));
+    if (!strncmp(dev, "cpu", 3)) {
+        size_t n = strlen(b->desc);
+        snprintf(b->desc + n, sizeof b->desc - n, ", %u CPU thread%s", threads,
+                 threads == 1 ? "" : "s");
+    }
     describe_sliding(b);
     if (open_tokenizer(s, b) || open_task(s, b))
         return EXIT_ERROR;
@@ -261,7 +267,8 @@ int backend_open(struct settings *s, struct backend *b)
         errorf("evaluator: %s", create_reason(bosch_torch_create_status()));
         return EXIT_ERROR;
     }
-    bosch_torch_evaluator_set_batch(b->e, s->eval_batch);
+    if (s->eval_batch)
+        bosch_torch_evaluator_set_batch(b->e, s->eval_batch);
     if (s->no_prefix_cache)
         bosch_torch_evaluator_set_prefix_cache(b->e, 0);
     return 0;

@@ -51,6 +51,11 @@ struct settings {
 
 void settings_default(struct settings *s);
 
+/* Model commands: re-executes the command once with the CPU thread policy's
+ * environment (thread_policy.c) unless the user set it or
+ * BOSCH_THREAD_POLICY=0; returns only when it does not re-execute. */
+void thread_policy_apply(char **argv);
+
 /* The window used: --window, else 128, lowered to context/4 for a NIAH task
  * shorter than 512 tokens (so that SWA differs from full attention). */
 unsigned effective_window(const struct settings *s);

@@ -38,7 +38,7 @@ void settings_default(struct settings *s)
     s->screen_fidelity = 1.0;
     s->seed = 0;
     s->threads = 1;
-    s->eval_batch = 8;
+    s->eval_batch = 0; /* libbosch-torch's default: one candidate per forward */
     s->strategy = "auto";
     s->variant = "full";
     s->metric = "exact";

@@ -54,13 +54,14 @@ static int version(void)
 static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
+    int model; /* runs a forward: the thread policy applies */
 } commands[] = {
-    {"search", cmd_search},
-    {"baseline", cmd_baseline},
-    {"eval", cmd_eval},
-    {"show", cmd_show},
-    {"tokenize", cmd_tokenize},
-    {"export", cmd_export},
+    {"search", cmd_search, 1},
+    {"baseline", cmd_baseline, 1},
+    {"eval", cmd_eval, 1},
+    {"show", cmd_show, 0},
+    {"tokenize", cmd_tokenize, 0},
+    {"export", cmd_export, 0},
 };
 
 int main(int argc, char **argv)
@@ -77,8 +78,11 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version"))
         return version();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(cmd, commands[i].name))
+        if (!strcmp(cmd, commands[i].name)) {
+            if (commands[i].model)
+                thread_policy_apply(argv);
             return commands[i].run(argc - 1, argv + 1);
+        }
     errorf("unknown command '%s' (commands: search, baseline, eval, show, tokenize, export, help)", cmd);
     return EXIT_USAGE;
 }

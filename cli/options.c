@@ -76,7 +76,7 @@ static const struct cli_option options[] = {
      "--seed S           search seed and NIAH/RULER task seed (0; eval of a RULER\n"
      "                     mask: its seed + 1, a held-out set)"},
     {"eval-batch", required_argument, O_EVALBATCH, MODEL_CMDS, SEC_MODEL,
-     "--eval-batch K     candidates per forward pass (8)"},
+     "--eval-batch K     candidates per forward pass (1)"},
     {"no-prefix-cache", no_argument, O_NOCACHE, MODEL_CMDS, SEC_MODEL,
      "--no-prefix-cache  recompute the layers below the first SWA layer"},
     {"ratio", required_argument, O_RATIO, CMD_SEARCH | CMD_BASELINE, SEC_SEARCH_BASELINE,

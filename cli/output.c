@@ -51,7 +51,7 @@ static int record_settings(bosch_selection *sel, const struct settings *s)
     rc = rc ? rc : bosch_selection_setting_set_string(sel, "strategy", s->strategy);
     rc = rc ? rc : bosch_selection_setting_set_string(sel, "variant", s->variant);
     rc = rc ? rc : bosch_selection_setting_set_int(sel, "threads", s->threads);
-    rc = rc ? rc : bosch_selection_setting_set_int(sel, "eval_batch", s->eval_batch);
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "eval_batch", s->eval_batch ? s->eval_batch : 1);
     if (s->batch_size)
         rc = rc ? rc : bosch_selection_setting_set_int(sel, "batch_size", s->batch_size);
     rc = rc ? rc : bosch_selection_setting_set_bool(sel, "prefix_cache", !s->no_prefix_cache);

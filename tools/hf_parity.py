@@ -16,7 +16,10 @@ the max abs difference of the logits at every position:
 
 With --swa W it also checks sliding windows: all units SWA (window W, no sink)
 against transformers with use_sliding_window=True, sliding_window=W,
-max_window_layers=0 (every layer sliding; same weights).
+max_window_layers=0 (every layer sliding; same weights). With --layer-types W
+it checks per-layer windows as a hybrid checkpoint declares them: the odd
+layers "sliding_attention" in config.json's layer_types (transformers >= 4.53),
+which libbosch-torch reads from the saved config, every unit of its mask full.
 
 libbosch-torch runs in a child process (this script re-invoked with
 --backend, which imports ctypes only): a pip PyTorch and the libtorch that
@@ -26,6 +29,7 @@ Usage:
   python3 tools/hf_parity.py [--lib build-torch/lib/torch/libbosch-torch.so.0]
         [--configs tiny,1.7b] [--dtype f32|bf16] [--device cpu|cuda]
         [--batch 2] [--len 64] [--vocab 8192] [--layers 28] [--swa 16]
+        [--layer-types 16]
         [--tol 1e-4] [--keep DIR]
 Exit status 0 when every max abs diff is below --tol (f32; use e.g. 5e-2 for
 bf16), 1 otherwise.
@@ -120,12 +124,14 @@ def run_backend(lib_path, ckpt, req_path, out_path):
 # ---------------------------------------------------------------------------
 # Parent process: transformers.
 
-def make_config(Qwen3Config, spec, args, swa=None):
+def make_config(Qwen3Config, spec, args, swa=None, layer_types=None):
     kw = dict(spec)
     kw["max_position_embeddings"] = max(4096, args.len)
     kw["attention_bias"] = False
     kw["hidden_act"] = "silu"
-    if swa:
+    if layer_types:
+        kw.update(use_sliding_window=True, sliding_window=swa, layer_types=layer_types)
+    elif swa:
         kw.update(use_sliding_window=True, sliding_window=swa, max_window_layers=0)
     else:
         kw.update(use_sliding_window=False, sliding_window=None)
@@ -186,7 +192,26 @@ def compare(name, spec, args, torch, transformers, tmp):
     model = model.to(device)
     with torch.no_grad():
         ref = model(torch.tensor(tokens, device=device)).logits.float().cpu()
-    checks = [("full", False, ref)]
+    checks = [("full", False, ref, ckpt)]
+    if args.layer_types:
+        # Odd layers slide (config.json's layer_types); libbosch-torch reads
+        # them from the saved config, every unit of its mask full.
+        kinds = ["sliding_attention" if l % 2 else "full_attention"
+                 for l in range(spec["num_hidden_layers"])]
+        lcfg = make_config(Qwen3Config, spec, args, swa=args.layer_types, layer_types=kinds)
+        if list(getattr(lcfg, "layer_types", None) or []) != kinds:
+            print("%-6s layer_types: this transformers (%s) has no per-layer layer_types"
+                  % (name, transformers.__version__))
+            return False
+        lmodel = build_model(Qwen3ForCausalLM, lcfg).to(dtype)
+        lmodel.load_state_dict(model.state_dict())
+        lckpt = os.path.join(tmp, name + "-layer-types")
+        lmodel.save_pretrained(lckpt, safe_serialization=True)
+        lmodel = lmodel.to(device)
+        with torch.no_grad():
+            lref = lmodel(torch.tensor(tokens, device=device)).logits.float().cpu()
+        checks.append(("types%d" % args.layer_types, False, lref, lckpt))
+        del lmodel
     if args.swa:
         scfg = make_config(Qwen3Config, spec, args, swa=args.swa)
         smodel = build_model(Qwen3ForCausalLM, scfg).to(dtype)
@@ -194,21 +219,21 @@ def compare(name, spec, args, torch, transformers, tmp):
         smodel = smodel.to(device)
         with torch.no_grad():
             sref = smodel(torch.tensor(tokens, device=device)).logits.float().cpu()
-        checks.append(("swa%d" % args.swa, True, sref))
+        checks.append(("swa%d" % args.swa, True, sref, ckpt))
         del smodel
     del model
     if device.type == "cuda":
         torch.cuda.empty_cache()
 
     ok = True
-    for label, swa, expect in checks:
+    for label, swa, expect, path in checks:
         req = os.path.join(tmp, "%s-%s.json" % (name, label))
         out = os.path.join(tmp, "%s-%s.bin" % (name, label))
         with open(req, "w") as f:
             json.dump(dict(tokens=tokens, swa=swa, window=args.swa or 1, device=args.device,
                            dtype=args.dtype), f)
         r = subprocess.run([sys.executable, os.path.abspath(__file__), "--backend", args.lib,
-                            ckpt, req, out])
+                            path, req, out])
         if r.returncode != 0:
             print("%-6s %-6s backend failed (exit %d)" % (name, label, r.returncode))
             ok = False
@@ -240,6 +265,9 @@ def main(argv):
     ap.add_argument("--vocab", type=int, default=8192, help="vocabulary of the 1.7b shapes")
     ap.add_argument("--layers", type=int, default=0, help="override the layer count (0 = keep)")
     ap.add_argument("--swa", type=int, default=0, help="also compare all-SWA with this window")
+    ap.add_argument("--layer-types", type=int, default=0,
+                    help="also compare a model whose odd layers slide over this window "
+                         "through config.json's layer_types")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--keep", default="", help="write the checkpoints here and keep them")
     args = ap.parse_args(argv[1:])

@@ -14,18 +14,16 @@
 
 namespace bosch_torch {
 
-namespace {
-
-constexpr int64_t kScoreBytes = 4; // budget every score as fp32 (softmax's type)
-
-// The first `numel` elements of a workspace tensor, grown (never shrunk)
-// when too small or of another dtype or device.
 torch::Tensor take(torch::Tensor &slot, int64_t numel, const torch::TensorOptions &opts) {
     if (!slot.defined() || slot.numel() < numel || slot.scalar_type() != opts.dtype() ||
         slot.device() != opts.device())
         slot = torch::empty({std::max<int64_t>(numel, 1)}, opts);
     return slot.narrow(0, 0, numel);
 }
+
+namespace {
+
+constexpr int64_t kScoreBytes = 4; // budget every score as fp32 (softmax's type)
 
 // Pairs per tile once the rows are fixed: what the budget leaves, 1..S.
 int64_t fit_pairs(int64_t S, int64_t r, int64_t rows, int64_t keys, int64_t block_bytes) {

@@ -23,11 +23,17 @@
 
 namespace bosch_torch {
 
-// Scratch tensors of the attention tiles, grown on demand and kept. One
-// per model; used under the model's mutex.
+// Scratch tensors of the attention tiles (scores, keys, values, out) and of
+// the f32 CPU head projections (proj, sq, q, k, v), grown on demand and
+// kept. One per model; used under the model's mutex.
 struct Workspace {
     torch::Tensor scores, keys, values, out;
+    torch::Tensor proj, sq, q, k, v;
 };
+
+// The first `numel` elements of a workspace slot, grown (never shrunk) when
+// too small or of another dtype or device.
+torch::Tensor take(torch::Tensor &slot, int64_t numel, const torch::TensorOptions &opts);
 
 // Full causal attention: query t sees keys 0..t. Keys beyond a tile's last
 // query are never multiplied. On torch >= 2 the fused

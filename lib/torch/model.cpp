@@ -231,6 +231,33 @@ torch::Tensor rotate_half(const torch::Tensor &x) {
 
 } // namespace
 
+torch::Tensor Model::heads_f32(const torch::Tensor &x2, const torch::Tensor &proj_w,
+                               const torch::Tensor &norm_w, int64_t B, int64_t T, int64_t heads,
+                               const torch::Tensor &cos, const torch::Tensor &sin,
+                               torch::Tensor &slot) {
+    const int64_t D = cfg_.head_dim, half = D / 2, n = B * T * heads * D;
+    const auto opts = x2.options();
+    torch::Tensor p = take(ws_.proj, n, opts).view({B, T, heads, D});
+    torch::Tensor p2 = p.view({B * T, heads * D});
+    at::mm_out(p2, x2, proj_w.t());
+    // Qwen3RMSNorm over head_dim: h = p * rsqrt(mean(p^2) + eps), then
+    // weight * h (the product commutes exactly).
+    torch::Tensor h = take(ws_.sq, n, opts).view({B, T, heads, D});
+    at::pow_out(h, p, 2);
+    torch::Tensor rs = h.mean(-1, /*keepdim=*/true).add_(cfg_.rms_norm_eps).rsqrt_();
+    at::mul_out(h, p, rs);
+    h.mul_(norm_w);
+    // RoPE, h * cos + rotate_half(h) * sin, written [B, heads, T, D]: the
+    // rotated half enters as addcmul with value -1 / +1 ((-1 * a) * b is
+    // exactly (-a) * b), so no rotated copy and no concatenation is made.
+    torch::Tensor ht = h.transpose(1, 2);
+    torch::Tensor out = take(slot, n, opts).view({B, heads, T, D});
+    at::mul_out(out, ht, cos);
+    out.narrow(3, 0, half).addcmul_(ht.narrow(3, half, half), sin.narrow(1, 0, half), -1.0);
+    out.narrow(3, half, half).addcmul_(ht.narrow(3, 0, half), sin.narrow(1, half, half), 1.0);
+    return out;
+}
+
 torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
                                const Window &w) {
     const LayerWeights &L = layers_[size_t(layer)];
@@ -238,15 +265,24 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
     const int64_t G = cfg_.num_key_value_heads, nH = cfg_.num_attention_heads, r = nH / G;
     const double scale = std::pow(double(D), -0.5);
 
-    torch::Tensor q = rms_norm(torch::linear(x, L.q_proj).view({B, T, nH, D}), L.q_norm)
-                          .transpose(1, 2); // [B, nH, T, D]
-    torch::Tensor k = rms_norm(torch::linear(x, L.k_proj).view({B, T, G, D}), L.k_norm)
-                          .transpose(1, 2); // [B, G, T, D]
-    torch::Tensor v = torch::linear(x, L.v_proj).view({B, T, G, D}).transpose(1, 2).contiguous();
     ensure_rope(T);
     torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);
-    q = (q * cos + rotate_half(q) * sin).contiguous();
-    k = (k * cos + rotate_half(k) * sin).contiguous();
+    torch::Tensor q, k, v; // [B, nH, T, D], [B, G, T, D], [B, G, T, D], contiguous
+    if (x.scalar_type() == torch::kFloat32 && x.device().is_cpu()) {
+        torch::Tensor x2 = x.reshape({B * T, x.size(2)});
+        q = heads_f32(x2, L.q_proj, L.q_norm, B, T, nH, cos, sin, ws_.q);
+        k = heads_f32(x2, L.k_proj, L.k_norm, B, T, G, cos, sin, ws_.k);
+        torch::Tensor p = take(ws_.proj, B * T * G * D, x.options()).view({B * T, G * D});
+        at::mm_out(p, x2, L.v_proj.t());
+        v = take(ws_.v, B * G * T * D, x.options()).view({B, G, T, D});
+        v.copy_(p.view({B, T, G, D}).transpose(1, 2));
+    } else {
+        q = rms_norm(torch::linear(x, L.q_proj).view({B, T, nH, D}), L.q_norm).transpose(1, 2);
+        k = rms_norm(torch::linear(x, L.k_proj).view({B, T, G, D}), L.k_norm).transpose(1, 2);
+        v = torch::linear(x, L.v_proj).view({B, T, G, D}).transpose(1, 2).contiguous();
+        q = (q * cos + rotate_half(q) * sin).contiguous();
+        k = (k * cos + rotate_half(k) * sin).contiguous();
+    }
 
     // GQA without repeat_kv: query head g*r+i of KV group g is row block i of
     // [B, G, r*n, D] against the group's keys [B, G, D, t1].

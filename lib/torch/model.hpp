@@ -114,6 +114,14 @@ private:
     torch::Tensor attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
                             const Window &w);
     torch::Tensor mlp(int64_t layer, const torch::Tensor &x) const;
+    // q or k heads [B, heads, T, D] for f32 on the CPU: projection, head norm
+    // and RoPE in workspace slots, the last one `slot` (the result): the
+    // generic path's [T, heads, D] temporaries are each mmap'd and
+    // page-faulted afresh by glibc, and its rotate_half copies add passes.
+    torch::Tensor heads_f32(const torch::Tensor &x2, const torch::Tensor &proj_w,
+                            const torch::Tensor &norm_w, int64_t B, int64_t T, int64_t heads,
+                            const torch::Tensor &cos, const torch::Tensor &sin,
+                            torch::Tensor &slot);
     void ensure_rope(int64_t len);
 
     Qwen3Config cfg_;

@@ -238,6 +238,15 @@ COMMON="--model $T/model --niah --context 64 --samples 2 --metric logprob --devi
 expect 0 "wrote" "$BOSCH" search $COMMON --budget 30 --out "$T/a"
 for f in a.json a.tsv a.svg a.history.jsonl; do [ -s "$T/$f" ] || fail "search: no $f"; done
 [ "$(wc -l <"$T/a.history.jsonl")" -gt 2 ] || fail "search: history too short"
+# The CPU thread policy (docs/torch.md, "Threads"): libtorch on every usable
+# CPU when the environment does not say; the user's OMP_NUM_THREADS kept.
+NCPU=$(nproc)
+expect 0 "score" env -u OMP_NUM_THREADS -u OMP_WAIT_POLICY "$BOSCH" eval --mask "$T/a.json" \
+    --model "$T/model" --device cpu
+grep -q "$NCPU CPU thread" "$T/out" || fail "eval: libtorch not on the $NCPU usable CPUs"
+expect 0 "score" env OMP_NUM_THREADS=1 "$BOSCH" eval --mask "$T/a.json" --model "$T/model" \
+    --device cpu
+grep -q ", 1 CPU thread\b" "$T/out" || fail "eval: OMP_NUM_THREADS=1 not kept"
 [ "$(wc -l <"$T/a.tsv")" = 4 ] || fail "tsv: expected 4 lines (layers)"
 # per KV head: 2 tab-separated columns (KV groups), 1 = full, the inverse of unit_mask
 grep -Evq '^[01]	[01]$' "$T/a.tsv" && fail "tsv: expected 2 tab-separated KV heads per line"

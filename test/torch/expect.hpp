@@ -7,9 +7,17 @@
 #include "bosch/torch.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 static int g_failures = 0, g_checks = 0;
+
+// The device of the device-portable checks: BOSCH_TEST_DEVICE ("cpu",
+// "cuda", "cuda:N"; tools/cuda/check.sh sets "cuda"), else the CPU.
+[[maybe_unused]] static const char *test_device() {
+    const char *d = std::getenv("BOSCH_TEST_DEVICE");
+    return d && *d ? d : "cpu";
+}
 // Message buffer the C API writes into (EXPECT_ST prints it, EXPECT_MSG reads it).
 [[maybe_unused]] static char err[1024];
 

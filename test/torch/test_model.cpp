@@ -1221,7 +1221,7 @@ static void test_banded_equals_masked(const std::string &dir) {
             ::setenv("BOSCH_TORCH_ATTENTION", "masked", 1);
         else
             ::unsetenv("BOSCH_TORCH_ATTENTION");
-        auto m = Model::load(d, torch::kCPU, torch::kFloat32);
+        auto m = Model::load(d, torch::Device(test_device()), torch::kFloat32);
         if (prev)
             ::setenv("BOSCH_TORCH_ATTENTION", saved.c_str(), 1);
         else
@@ -1266,6 +1266,8 @@ static void test_banded_equals_masked(const std::string &dir) {
                     w.window = geo.window;
                     w.sink = geo.sink;
                     torch::Tensor pos = torch::arange(T, torch::kInt64);
+                    const torch::Device dev(test_device());
+                    tok = tok.to(dev), units = units.to(dev), pos = pos.to(dev);
                     banded->set_block_bytes(bb ? bb : def);
                     masked->set_block_bytes(bb ? bb : def);
                     torch::Tensor a = banded->forward(tok, units, w, pos);
@@ -1294,6 +1296,41 @@ static void test_banded_equals_masked(const std::string &dir) {
                 mattered);
 }
 
+// Results do not depend on libtorch's thread count (torch.h): logits of a
+// model large enough for libtorch to split its element-wise ops and softmax
+// (tensors above its grain size) are bit-identical at 1 and 2 threads.
+static void test_threads_same_result() {
+    TinySpec spec;
+    spec.layers = 2;
+    spec.hidden = 128;
+    spec.heads = 4;
+    spec.kv_heads = 2;
+    spec.head_dim = 32;
+    spec.intermediate = 256;
+    spec.vocab = 300;
+    spec.seed = 11;
+    auto m = Model::load(write_model("threads", spec), torch::Device(test_device()),
+                         torch::kFloat32);
+    const int64_t B = 2, T = 600;
+    torch::Tensor tok = to_i64(random_tokens(size_t(B * T), 300, 4), B, T);
+    torch::Tensor units = torch::zeros({B, 2, 2}, torch::kBool);
+    units[0][1][0] = true; // element 0 mixed, element 1 all full
+    Window w;
+    w.window = 64;
+    w.sink = 4;
+    torch::Tensor pos = torch::arange(T, torch::kInt64);
+    const torch::Device dev(test_device());
+    tok = tok.to(dev), units = units.to(dev), pos = pos.to(dev);
+    const int before = at::get_num_threads();
+    at::set_num_threads(1);
+    torch::Tensor one = m->forward(tok, units, w, pos);
+    at::set_num_threads(2);
+    torch::Tensor two = m->forward(tok, units, w, pos);
+    at::set_num_threads(before);
+    EXPECT(torch::equal(one, two));
+    EXPECT(one.abs().max().item<double>() > 0);
+}
+
 int main() {
     auto t0 = std::chrono::steady_clock::now();
     torch::manual_seed(0);
@@ -1302,8 +1339,11 @@ int main() {
         const std::string dir = write_model("gqa", gqa_spec());
         test_load_and_errors(dir);
         bosch_torch_model *m = nullptr;
-        EXPECT_ST(created(m = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
-                                         BOSCH_TORCH_DTYPE_F32)),
+        // The checks on a model handle run on BOSCH_TEST_DEVICE (the CPU
+        // unless tools/cuda/check.sh asks for CUDA).
+        std::printf("test_model: device-portable checks on %s\n", test_device());
+        EXPECT_ST(created(m = bosch_torch_model_open_device(dir.c_str(), test_device(),
+                                                            BOSCH_TORCH_DTYPE_F32)),
                   BOSCH_OK);
         if (m) {
             test_window_covering_is_full(m);
@@ -1317,6 +1357,7 @@ int main() {
         test_unit_locality(dir);
         test_hybrid(dir);
         test_banded_equals_masked(dir);
+        test_threads_same_result();
         test_gqa_mapping(gqa_spec());
         test_niah();
         test_niah_ids();

@@ -675,10 +675,31 @@ def load_text() -> tuple[ctypes.CDLL, str]:
                       "libbosch.")
 
 
+def _thread_policy_env() -> None:
+    """The CPU thread policy of the torch backend (docs/torch.md, "Threads"),
+    as the bosch command applies it: libtorch's OpenMP pool sized to the CPUs
+    this process may use, libgomp's and OpenBLAS's threads sleeping when idle.
+    Only the environment sets these and the libraries read it when they load,
+    so it is set here, before libbosch-torch (and with it libtorch) loads; it
+    has no effect when torch was imported first. A variable already set is
+    kept; BOSCH_THREAD_POLICY=0 leaves the environment alone."""
+    if os.environ.get("BOSCH_THREAD_POLICY") == "0":
+        return
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, cpus)))
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+
 def load_torch() -> tuple[ctypes.CDLL, str]:
     """libbosch-torch (loaded once, after libbosch-text, which it links) and its
-    path; LibraryNotFoundError when absent."""
+    path; LibraryNotFoundError when absent. Applies the thread policy's
+    environment first (_thread_policy_env)."""
     load_text()
+    _thread_policy_env()
     return _lazy_load("bosch-torch", TORCH_PROTOTYPES, missing_torch_symbols,
                       "libbosch-torch is built only when meson finds libtorch "
                       "(meson setup -Dtorch=enabled; docs/torch.md).")

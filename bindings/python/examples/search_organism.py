@@ -53,8 +53,7 @@ def main(argv=None) -> int:
 
     with backend.Model(model_dir, device=args.device, threads=args.threads) as model, \
             backend.Task.read_jsonl(task_path) as task, \
-            backend.Evaluator(model, task, window=window, sink=sink, metric=metric,
-                              batch=8) as ev:
+            backend.Evaluator(model, task, window=window, sink=sink, metric=metric) as ev:
         print(f"model {model_dir}: {model.layers} layers x {model.kv_groups} KV groups x "
               f"{model.heads_per_group} heads, {model.dtype} on {model.device}; "
               f"{len(task)} samples of up to {task.prompt_len} tokens; window {window}, "
@@ -83,7 +82,7 @@ def main(argv=None) -> int:
         # the settings block as the bosch command writes it (cli/output.c)
         for key, value in (("task", task_path), ("window", window), ("sink", sink),
                            ("metric", metric), ("ratio", args.ratio), ("budget", args.budget),
-                           ("seed", args.seed), ("eval_batch", 8), ("batch_size", 8),
+                           ("seed", args.seed), ("eval_batch", 1), ("batch_size", 8),
                            ("device", args.device), ("dtype", model.dtype)):
             sel.set_setting(key, value)
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
