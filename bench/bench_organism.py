@@ -11,7 +11,7 @@ masks in the same order, scored side by side in one process by
                as additive biases over the full T x T scores.
 
     bench_organism.py [--model DIR] [--ratio R] [--budget N] [--seed S]
-                      [--threads T] [--eval-batch K] [--reps R]
+                      [--threads T] [--eval-batch K] [--reps R] [--raw-scores]
 
 The masks come from a real search (the library's default strategy on the
 model's calibration task, --budget evaluations, batches of 8 as `bosch
@@ -81,6 +81,9 @@ def main():
     ap.add_argument("--eval-batch", type=int, default=0,
                     help="the default's candidates per forward (0: the library's default)")
     ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--raw-scores", action="store_true",
+                    help="search raw scores (a random-weight model, whose full attention "
+                         "is no better than SWA)")
     a = ap.parse_args()
     model_dir = a.model or backend.organism_dir()
     d = backend.model_defaults(model_dir)
@@ -99,6 +102,8 @@ def main():
                 return ev.score_batch(masks)
             opt = bosch.Optimizer(model.problem(ratio=a.ratio), seed=a.seed, budget=a.budget,
                                   batch_size=8)
+            if a.raw_scores:
+                opt.set_raw_scores(True)
             opt.optimize(batch_evaluator=record)
         masks = [m for b in batches for m in b]
 
