@@ -64,7 +64,8 @@ run() {
 say "# libbosch CUDA check ($(date -u +%Y-%m-%dT%H:%MZ))"
 
 # 1. The C dependencies from .deb files: unpacked under OUT/deps, their .pc
-#    files pointed at that folder.
+#    files pointed at that folder (PKG_CONFIG_PATH first, so they win over
+#    any the machine has).
 if [ -n "$DEBS" ]; then
   step "Dependencies from $DEBS"
   DEPS=$OUT/deps
@@ -79,7 +80,9 @@ if [ -n "$DEBS" ]; then
     say "- unpacked $(basename "$d")"
   done
   for pc in "$DEPS"/usr/lib/*/pkgconfig/*.pc "$DEPS"/usr/share/pkgconfig/*.pc; do
-    [ -f "$pc" ] && sed -i "s|^prefix=/usr\$|prefix=$DEPS/usr|" "$pc"
+    # prefix=/usr, and the absolute exec_prefix=/usr, libdir=/usr/lib/...
+    # some packages write instead of ${prefix}
+    [ -f "$pc" ] && sed -E -i "s#^([A-Za-z_]+)=/usr(/|\$)#\1=$DEPS/usr\2#" "$pc"
   done
   MULTI=$(ls -d "$DEPS"/usr/lib/*-linux-gnu 2>/dev/null | head -n 1)
   export PKG_CONFIG_PATH=$MULTI/pkgconfig:$DEPS/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
