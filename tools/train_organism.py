@@ -67,19 +67,32 @@ class Markov:
         return out
 
 
-def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40, lag=None):
+def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40, lag=None,
+                hops=1):
     """Tokens [T]. n needles "KEY k v" (k a key token, v a content token) lie
     at least min_dist tokens before the query block and after the 8 first
     tokens; the sample ends with `queries` queries "QRY k v" (the last one is
     the evaluated answer; queries=0 means one query per needle). A random
     content span recurs once, more than 32 tokens later. Returns (tokens,
-    positions of the answer tokens)."""
+    positions of the answer tokens).
+
+    hops=2 (variable tracking): needle 1's value is needle 0's key ("KEY k1
+    k0" besides "KEY k0 v"), and a query's answer is always the resolved
+    content value, so "QRY k1" answers v through two retrievals (k1 -> k0,
+    then k0 -> v). The other needles are distractors. queries=1 then asks
+    for k1."""
     vocab, lo = markov.vocab, FIRST + NKEYS
     x = markov.fill(T, rng, lag or markov.lag)
     n = needles or int(rng.integers(1, 5))
+    if hops == 2:
+        n = max(n, 2)
     nq = n if queries == 0 else queries
     keys = rng.permutation(NKEYS)[:n] + FIRST
     vals = rng.integers(lo, vocab, n)
+    stored = vals.copy()  # what each needle holds
+    if hops == 2:
+        stored[1] = keys[0]
+        vals[1] = vals[0]  # what a query for keys[1] answers
     body = T - 3 * nq
     if span:
         L = int(rng.integers(8, 17))
@@ -93,8 +106,13 @@ def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40,
     slots = rng.permutation((body - min_dist - 8) // 3)[:n] * 3 + 8
     for i in range(n):
         p = int(slots[i])
-        x[p:p + 3] = [KEY, keys[i], vals[i]]
-    order = rng.permutation(n)[:nq] if queries == 0 else rng.integers(0, n, nq)
+        x[p:p + 3] = [KEY, keys[i], stored[i]]
+    if queries == 0:
+        order = rng.permutation(n)[:nq]
+    elif hops == 2:
+        order = np.concatenate([rng.integers(0, n, nq - 1), [1]]).astype(int)
+    else:
+        order = rng.integers(0, n, nq)
     answers = []
     for j, q in enumerate(order):
         p = body + 3 * j
@@ -228,24 +246,32 @@ def write_safetensors(path, tensors):
     os.replace(path + ".tmp", path)
 
 
-def batch(markov, T, n, rng, needles=None, queries=1):
-    xs, ans = zip(*[make_sample(markov, T, rng, needles, queries) for _ in range(n)])
+def batch(markov, T, n, rng, needles=None, queries=1, hops_frac=0.0):
+    """n samples; each is two-hop with probability hops_frac (drawn only when
+    hops_frac > 0, so that the stream of a run without two-hop samples is
+    unchanged)."""
+    out = []
+    for _ in range(n):
+        hops = 2 if hops_frac > 0 and rng.random() < hops_frac else 1
+        out.append(make_sample(markov, T, rng, needles, queries, hops=hops))
+    xs, ans = zip(*out)
     return torch.stack(xs), ans
 
 
-def accuracy(model, markov, T, n, seed, needles, swa=None, window=32):
+def accuracy(model, markov, T, n, seed, needles, swa=None, window=32, hops=1):
     """Share of n samples (single query at the end) whose answer is the argmax."""
-    xs, _ = batch(markov, T, n, np.random.default_rng(seed), needles)
+    xs, _ = batch(markov, T, n, np.random.default_rng(seed), needles,
+                  hops_frac=1.0 if hops == 2 else 0.0)
     with torch.no_grad():
         logits = model(xs[:, :-1], swa, window)
     return float((logits[:, -1].argmax(-1) == xs[:, -1]).float().mean())
 
 
-def write_task(path, markov, T, n, seed, needles):
+def write_task(path, markov, T, n, seed, needles, hops=1):
     g = np.random.default_rng(seed)
     with open(path, "w") as f:
         for _ in range(n):
-            x = make_sample(markov, T, g, needles)[0].tolist()
+            x = make_sample(markov, T, g, needles, hops=hops)[0].tolist()
             f.write(json.dumps({"prompt": x[:-1], "answer": x[-1:]}) + "\n")
 
 
@@ -275,6 +301,11 @@ def main():
                     help="stop after this step (the schedule still spans --steps)")
     ap.add_argument("--repeat-frac", type=float, default=0.0,
                     help="share of each batch made of repeated random tokens")
+    ap.add_argument("--hops-frac", type=float, default=0.0,
+                    help="share of training samples that are two-hop (variable tracking)")
+    ap.add_argument("--hops-from", type=int, default=0, help="first step with two-hop samples")
+    ap.add_argument("--kv-heads", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--lag", type=int, default=1, choices=(1, 2),
                     help="filler: token i follows token i-lag in the Markov chain")
     ap.add_argument("--calib", type=int, default=32, help="calibration prompts")
@@ -293,8 +324,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     config = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
               "vocab_size": args.vocab, "hidden_size": 128, "intermediate_size": 384,
-              "num_hidden_layers": args.layers, "num_attention_heads": 8,
-              "num_key_value_heads": 4, "head_dim": 32, "rms_norm_eps": 1e-6,
+              "num_hidden_layers": args.layers, "num_attention_heads": args.heads,
+              "num_key_value_heads": args.kv_heads, "head_dim": 32, "rms_norm_eps": 1e-6,
               "rope_theta": 10000.0, "rope_scaling": None, "tie_word_embeddings": False,
               "hidden_act": "silu", "attention_bias": False,
               "max_position_embeddings": args.context, "torch_dtype": "float32"}
@@ -313,14 +344,15 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     g = np.random.default_rng(args.seed)
     log, t0 = [], time.time()
-    L, kv = args.layers, 4
+    L, kv = args.layers, args.kv_heads
     last = min(args.steps, args.stop_after) if args.stop_after else args.steps
     for step in range(1, last + 1):
         lr = args.lr * min(1.0, step / args.warmup) * 0.5 * (1 + math.cos(math.pi * step / args.steps))
         for pg in opt.param_groups:
             pg["lr"] = lr
         T = args.context if step > args.short_steps else args.short_context
-        xs, ans = batch(markov, T, args.batch, g, queries=0)
+        hf = args.hops_frac if step > args.hops_from else 0.0
+        xs, ans = batch(markov, T, args.batch, g, queries=0, hops_frac=hf)
         # Some samples are random content tokens repeated (the classic
         # induction-head task): dense signal for the copy circuit that
         # retrieval reuses.
@@ -352,6 +384,10 @@ def main():
                  "niah1_full": accuracy(model, markov, args.context, 128, 777, 1),
                  "niah1_allswa": accuracy(model, markov, args.context, 128, 777, 1, True, args.window),
                  "niah4_full": accuracy(model, markov, args.context, 128, 778, 4)}
+            if args.hops_frac > 0:
+                m["hop2_full"] = accuracy(model, markov, args.context, 128, 779, 3, hops=2)
+                m["hop2_allswa"] = accuracy(model, markov, args.context, 128, 779, 3, True,
+                                            args.window, hops=2)
             model.train()
             log.append(m)
             print(json.dumps(m), flush=True)
@@ -370,10 +406,15 @@ def write_files(args, markov):
     write_task(os.path.join(args.out, "calib.jsonl"), markov, args.context, args.calib, 1001, None)
     write_task(os.path.join(args.out, "heldout.jsonl"), markov, args.context, 128, 2002, 1)
     write_task(os.path.join(args.out, "heldout4.jsonl"), markov, args.context, 128, 2003, 4)
+    files = {"calib": "calib.jsonl", "heldout": "heldout.jsonl",
+             "heldout_multi": "heldout4.jsonl"}
+    if getattr(args, "hops_frac", 0) > 0:
+        write_task(os.path.join(args.out, "heldout2hop.jsonl"), markov, args.context, 128, 2004,
+                   3, hops=2)
+        files["heldout_two_hop"] = "heldout2hop.jsonl"
     with open(os.path.join(args.out, "bosch.json"), "w") as f:
-        json.dump({"calib": "calib.jsonl", "heldout": "heldout.jsonl",
-                   "heldout_multi": "heldout4.jsonl", "window": args.window, "sink": 4,
-                   "metric": args.metric, "budget": args.budget}, f, indent=1)
+        json.dump(dict(files, window=args.window, sink=4, metric=args.metric,
+                       budget=args.budget), f, indent=1)
         f.write("\n")
 
 
