@@ -164,7 +164,11 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
         status = stopped(search_rc) ? EXIT_STOPPED : EXIT_ERROR;
     } else if (!report(res, prob, s)) {
         status = EXIT_OK;
-        if (stopped(search_rc) || stopped(bosch_result_status(res))) {
+        if (search_rc == BOSCH_JOURNAL_FAILED) {
+            /* The outputs hold the best mask found; the journal lost the rest. */
+            errorf("%s", bosch_optimizer_last_error(opt));
+            status = EXIT_ERROR;
+        } else if (stopped(search_rc) || stopped(bosch_result_status(res))) {
             if (s->journal)
                 fprintf(stderr, "stopped; rerun with --journal %s to resume\n", s->journal);
             status = EXIT_STOPPED;

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 
+#ifdef BOSCH_CLI_TORCH
 static unsigned usable_cpus(void)
 {
     cpu_set_t set;
@@ -27,6 +28,7 @@ static unsigned usable_cpus(void)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1;
 }
+#endif
 
 void thread_policy_apply(char **argv)
 {

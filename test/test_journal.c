@@ -5,7 +5,11 @@
  * Partial journals, damage, torn tails and mismatching settings have their
  * own tests (test_journal_*.c).
  */
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <json.h>
@@ -376,6 +380,152 @@ START_TEST(string_options)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* One run per journal, and a journal that cannot be written                 */
+/* ------------------------------------------------------------------------ */
+/* A second optimizer on a journal that a running one holds gets BOSCH_E_BUSY
+ * at once (in this process and in another one), the file untouched; when
+ * the first run ends (here: it stops) the journal is released, though its
+ * handle lives on, and the second resumes from it. */
+typedef struct {
+    jrec r;
+    const char *path;
+    const cfg *c;
+    int busy_in_process, busy_in_child, untouched;
+} busy_probe;
+
+static int probe_eval(const uint8_t *mask, size_t units, double *score, void *user)
+{
+    busy_probe *bp = user;
+    int rc = jrec_eval(mask, units, score, &bp->r);
+    if (bp->r.calls != 10)
+        return rc;
+    /* Mid-run, the journal open and locked by this run. */
+    size_t size = 0;
+    uint8_t *before = j_slurp(bp->path, &size);
+    bosch_optimizer *b = cfg_opt(bp->c, bp->path, BOSCH_JOURNAL_AUTO);
+    jrec r2;
+    jrec_init(&r2, 48, NULL);
+    bosch_set_evaluator(b, jrec_eval, &r2);
+    bp->busy_in_process = bosch_optimize(b) == BOSCH_E_BUSY && r2.calls == 0 &&
+                          strstr(bosch_optimizer_last_error(b), "in use by another run");
+    bosch_optimizer_free(b);
+    jrec_free(&r2);
+    pid_t pid = fork();
+    if (pid == 0) {
+        bosch_optimizer *cb = cfg_opt(bp->c, bp->path, BOSCH_JOURNAL_AUTO);
+        jrec r3;
+        jrec_init(&r3, 48, NULL);
+        bosch_set_evaluator(cb, jrec_eval, &r3);
+        _exit(bosch_optimize(cb) == BOSCH_E_BUSY && r3.calls == 0 ? 0 : 1);
+    }
+    int wst = 0;
+    bp->busy_in_child = pid > 0 && waitpid(pid, &wst, 0) == pid && WIFEXITED(wst) &&
+                        WEXITSTATUS(wst) == 0;
+    size_t after_size = 0;
+    uint8_t *after = j_slurp(bp->path, &after_size);
+    bp->untouched = after_size == size && !memcmp(before, after, size);
+    free(before);
+    free(after);
+    bosch_force_stop(bp->r.opt);
+    return rc;
+}
+
+START_TEST(second_run_refused)
+{
+    char dir[64], path[128];
+    j_mkdtemp(dir);
+    j_path(path, sizeof path, dir, "j.bin");
+    cfg c = base_cfg();
+    busy_probe bp = {.path = path, .c = &c};
+    jrec_init(&bp.r, 48, NULL);
+    bosch_optimizer *a = cfg_opt(&c, path, BOSCH_JOURNAL_AUTO);
+    bp.r.opt = a;
+    ck_assert_int_eq(bosch_set_evaluator(a, probe_eval, &bp), BOSCH_OK);
+    ck_assert_int_eq(bosch_optimize(a), BOSCH_FORCED_STOP);
+    ck_assert_msg(bp.busy_in_process, "a second optimizer in this process was not refused");
+    ck_assert_msg(bp.busy_in_child, "another process was not refused");
+    ck_assert_msg(bp.untouched, "a refused run changed the journal");
+    /* `a` has stopped but is not freed: its journal is free again. */
+    bosch_optimizer *b = cfg_opt(&c, path, BOSCH_JOURNAL_AUTO);
+    jrec r2;
+    jrec_init(&r2, 48, NULL);
+    ck_assert_int_eq(bosch_set_evaluator(b, jrec_eval, &r2), BOSCH_OK);
+    int st = bosch_optimize(b);
+    ck_assert_msg(!bosch_is_error(st), "resume after the first run ended: %s",
+                  bosch_optimizer_last_error(b));
+    bosch_result *res = NULL;
+    ck_assert_int_eq(bosch_get_result(b, &res), BOSCH_OK);
+    ck_assert_uint_eq(bosch_result_replayed(res), 10);
+    bosch_result_free(res);
+    bosch_optimizer_free(b);
+    bosch_optimizer_free(a);
+    jrec_free(&bp.r);
+    jrec_free(&r2);
+    j_rmtree(dir);
+}
+END_TEST
+
+/* A journal that fills its disk mid-run (RLIMIT_FSIZE: writes past the
+ * limit fail with EFBIG, as ENOSPC on a full disk): the run stops cleanly
+ * with BOSCH_JOURNAL_FAILED and the system's reason, the result keeps the
+ * best mask of every evaluation done (feasible), and the journal holds a
+ * valid prefix that a later run resumes from. Runs in a child process (the
+ * limit is per process). */
+START_TEST(full_disk_stops_cleanly)
+{
+    char dir[64], path[128];
+    j_mkdtemp(dir);
+    j_path(path, sizeof path, dir, "j.bin");
+    cfg c = base_cfg();
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl;
+        getrlimit(RLIMIT_FSIZE, &rl);
+        rl.rlim_cur = 2048; /* the header and some dozens of records */
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            _exit(2);
+        bosch_optimizer *o = cfg_opt(&c, path, BOSCH_JOURNAL_AUTO);
+        jrec r;
+        jrec_init(&r, 48, NULL);
+        bosch_set_evaluator(o, jrec_eval, &r);
+        int st = bosch_optimize(o);
+        bosch_result *res = NULL;
+        int ok = st == BOSCH_JOURNAL_FAILED &&
+                 strstr(bosch_optimizer_last_error(o), "File too large") &&
+                 strstr(bosch_optimizer_last_error(o), "best mask found") &&
+                 bosch_get_result(o, &res) == BOSCH_OK && bosch_result_feasible(res) &&
+                 bosch_result_status(res) == BOSCH_JOURNAL_FAILED &&
+                 bosch_result_evaluations(res, -1) == r.calls && r.calls > 10 &&
+                 r.calls < c.budget;
+        if (!ok)
+            fprintf(stderr, "status %s (%s), %zu calls\n", bosch_err_name(st),
+                    bosch_optimizer_last_error(o), r.calls);
+        bosch_result_free(res);
+        bosch_optimizer_free(o);
+        _exit(ok ? 0 : 1);
+    }
+    int wst = 0;
+    ck_assert_int_eq(waitpid(pid, &wst, 0), pid);
+    ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "child: exit %d", WEXITSTATUS(wst));
+    /* What the journal kept resumes: the run then ends as one never cut. */
+    int st;
+    bosch_result *ref = reference(&c, &st);
+    jrec r;
+    jrec_init(&r, 48, NULL);
+    pobs po = {0, 0, 0};
+    bosch_result *res = run_cb(&c, path, BOSCH_JOURNAL_RESUME, &r, 0, &st, &po);
+    ck_assert_uint_gt(bosch_result_replayed(res), 10);
+    assert_same(ref, res, "resumed after the full disk");
+    bosch_result_free(res);
+    bosch_result_free(ref);
+    jrec_free(&r);
+    j_rmtree(dir);
+}
+END_TEST
+
 static Suite *journal_suite(void)
 {
     Suite *s = suite_create("journal");
@@ -386,6 +536,9 @@ static Suite *journal_suite(void)
     tc = tcase_new(s, "modes");
     tcase_add_test(tc, modes);
     tcase_add_test(tc, string_options);
+    tc = tcase_new(s, "failures");
+    tcase_add_test(tc, second_run_refused);
+    tcase_add_test(tc, full_disk_stops_cleanly);
     return s;
 }
 

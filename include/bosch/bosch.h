@@ -92,7 +92,8 @@ BOSCH_API const char *bosch_version_string(void);
     XX(E_TOO_LARGE, -11, "instance too large for this exact method")                          \
     XX(E_NOT_FOUND, -12, "not found")            /* no such item (name, index, result) */      \
     XX(E_CORRUPT, -13, "file is damaged or not in the expected format") /* journal, result */  \
-    XX(E_MISMATCH, -14, "journal was written with other settings or another version")
+    XX(E_MISMATCH, -14, "journal was written with other settings or another version")        \
+    XX(E_BUSY, -15, "in use by another process") /* a journal another run holds open (locked) */
 
 #define BOSCH_STOP_MAP(XX)                                                                    \
     XX(DONE, 1, "search completed")  /* every stage ran to completion, the budget spent */      \
@@ -101,19 +102,22 @@ BOSCH_API const char *bosch_version_string(void);
     XX(FORCED_STOP, 4, "stopped: forced stop requested") /* bosch_force_stop() was called */ \
     XX(CONVERGED, 5, "search completed early: nothing left to search, budget unused") \
     /* every stage ran to completion with budget left: the strategies converged or the   \
-       subproblems were enumerated; the log says how many evaluations were used */
+       subproblems were enumerated; the log says how many evaluations were used */      \
+    XX(JOURNAL_FAILED, 6, "stopped: the journal could not be written")                 \
+    /* an append failed (full disk...): the run ended cleanly with the evaluations it    \
+       had, the result holds the best mask found, bosch_optimizer_last_error() the reason */
 
 #define BOSCH_STATUS_ENUM_(name, value, text) BOSCH_##name = value,
 enum bosch_error {
     BOSCH_OK = 0,
     BOSCH_ERROR_MAP(BOSCH_STATUS_ENUM_)
-    BOSCH_E_LAST_ = -15 /* one past the most negative code; not a status */
+    BOSCH_E_LAST_ = -16 /* one past the most negative code; not a status */
 };
 
 /* Positive statuses: the search ended normally, and this is why. */
 enum bosch_stop {
     BOSCH_STOP_MAP(BOSCH_STATUS_ENUM_)
-    BOSCH_STOP_LAST_ = 6 /* one past the largest stop reason; not a status */
+    BOSCH_STOP_LAST_ = 7 /* one past the largest stop reason; not a status */
 };
 #undef BOSCH_STATUS_ENUM_
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -24,6 +25,7 @@ static const unsigned char MAGIC[4] = {'B', 'S', 'H', 'J'};
 struct journal {
     int fd;
     int sync;
+    int error; /* errno of the last failed write or sync, 0 if none */
     ZSTD_CCtx *cctx;
     unsigned char *buf; /* frame under construction */
     size_t cap;
@@ -96,6 +98,8 @@ static int write_frame(journal *j, uint32_t kind, const void *raw, size_t rawlen
     int rc = write_all(j->fd, j->buf, FRAME_HEADER + clen);
     if (rc == BOSCH_OK && j->sync && fdatasync(j->fd) != 0)
         rc = BOSCH_E_IO;
+    if (rc == BOSCH_E_IO)
+        j->error = errno ? errno : EIO;
     return rc;
 }
 
@@ -133,6 +137,11 @@ int journal_append(journal *j, int stage, double score, double wall, double fide
     if (raw != stackbuf)
         free(raw);
     return rc;
+}
+
+const char *journal_strerror(const journal *j)
+{
+    return j && j->error ? strerror(j->error) : "no error";
 }
 
 void journal_close(journal *j)
@@ -391,6 +400,28 @@ int journal_open(journal **out, const char *path, int mode, int sync, const char
         return BOSCH_E_IO;
     }
     int resume = exists && mode != BOSCH_JOURNAL_CREATE;
+    /* Opened (never truncated yet) and locked before anything is read: a
+     * second run on the same file is refused at once instead of computing
+     * everything twice into one file. */
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open journal '%s': %s", path, strerror(errno));
+        return BOSCH_E_IO;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        /* Filesystems without flock (some network mounts): run unlocked. */
+        if (e == EWOULDBLOCK || (e != ENOLCK && e != EOPNOTSUPP && e != ENOSYS && e != EINVAL)) {
+            if (e == EWOULDBLOCK)
+                snprintf(err, errlen,
+                         "journal '%s' is in use by another run (locked): wait for it to end "
+                         "or use another journal", path);
+            else
+                snprintf(err, errlen, "cannot lock journal '%s': %s", path, strerror(e));
+            close(fd);
+            return e == EWOULDBLOCK ? BOSCH_E_BUSY : BOSCH_E_IO;
+        }
+    }
     size_t valid = 0;
     int have_header = 0;
     if (resume) {
@@ -399,23 +430,21 @@ int journal_open(journal **out, const char *path, int mode, int sync, const char
         int rc = read_file(path, &data, &size);
         if (rc != BOSCH_OK) {
             snprintf(err, errlen, "cannot read journal '%s': %s", path, strerror(errno));
+            close(fd);
             return rc;
         }
         rc = load_frames(data, size, header_json, replay, &valid, &have_header, err, errlen);
         free(data);
-        if (rc != BOSCH_OK)
+        if (rc != BOSCH_OK) {
+            close(fd);
             return rc;
+        }
         *dropped_tail = valid < size;
     }
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (resume && have_header ? 0 : O_TRUNC);
-    int fd = open(path, flags, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot open journal '%s': %s", path, strerror(errno));
-        return BOSCH_E_IO;
-    }
-    /* Drop a cut-short tail, then append after the last complete frame. */
-    if (resume && have_header &&
-        (ftruncate(fd, (off_t)valid) != 0 || lseek(fd, 0, SEEK_END) < 0)) {
+    /* Drop a cut-short tail (or everything, for a new journal), then append
+     * after the last complete frame. */
+    off_t keep = resume && have_header ? (off_t)valid : 0;
+    if (ftruncate(fd, keep) != 0 || lseek(fd, 0, SEEK_END) < 0) {
         snprintf(err, errlen, "cannot truncate journal '%s': %s", path, strerror(errno));
         close(fd);
         return BOSCH_E_IO;
@@ -428,7 +457,7 @@ int journal_open(journal **out, const char *path, int mode, int sync, const char
         /* New journal (or one whose header never made it to disk). */
         rc = write_frame(j, KIND_HEADER, header_json, strlen(header_json));
         if (rc != BOSCH_OK) {
-            snprintf(err, errlen, "cannot write journal '%s'", path);
+            snprintf(err, errlen, "cannot write journal '%s': %s", path, journal_strerror(j));
             journal_close(j);
             return rc;
         }

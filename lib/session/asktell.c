@@ -104,12 +104,17 @@ static void record_told(bosch_optimizer *opt, size_t b, double score, double wal
     uint64_t packed[64], *pk = words <= 64 ? packed : malloc(words * 8);
     if (!pk) {
         opt->journal_failed = 1;
+        snprintf(opt->journal_reason, sizeof opt->journal_reason, "out of memory");
         return;
     }
     bitset_pack(opt->batch.masks + b * opt->prob->units, opt->prob->units, pk);
-    if (journal_append(opt->jn, opt->batch.stage, score, wall, opt->batch.fidelity[b],
-                       opt->batch.draws[b], pk, words) != BOSCH_OK)
+    int rc = journal_append(opt->jn, opt->batch.stage, score, wall, opt->batch.fidelity[b],
+                            opt->batch.draws[b], pk, words);
+    if (rc != BOSCH_OK) {
         opt->journal_failed = 1;
+        snprintf(opt->journal_reason, sizeof opt->journal_reason, "%s",
+                 rc == BOSCH_E_IO ? journal_strerror(opt->jn) : bosch_strerror(rc));
+    }
     if (pk != packed)
         free(pk);
 }
@@ -142,15 +147,24 @@ static int answer_from_journal(bosch_optimizer *opt)
 
 int session_complete_batch(bosch_optimizer *opt)
 {
-    if (opt->journal_failed)
-        return session_fail(opt, BOSCH_E_IO, "cannot append to journal '%s'",
-                            opt->o.journal_path);
     opt->npend = 0;
     opt->nhost = 0;
     int rc = lns_tell(opt->method, opt->pend_score, opt->pend_wall);
     if (rc < 0)
         return session_fail(opt, rc, "%s", lns_error(opt->method));
     session_emit_progress(opt);
+    if (opt->journal_failed && opt->status == 0) {
+        /* The batch's scores are valid and told; only the journal lost
+         * them. A run that goes on could not be resumed, so it stops here,
+         * cleanly: the result is the best mask found so far. */
+        snprintf(opt->err, sizeof opt->err,
+                 "cannot append to journal '%s': %s; the search stopped after %llu "
+                 "evaluations (the result holds the best mask found)",
+                 opt->o.journal_path, opt->journal_reason,
+                 (unsigned long long)(opt->fresh + opt->replayed));
+        session_log(opt, BOSCH_LOG_ERROR, "%s", opt->err);
+        opt->status = BOSCH_JOURNAL_FAILED;
+    }
     return BOSCH_OK;
 }
 
@@ -175,10 +189,19 @@ static int next_batch(bosch_optimizer *opt)
     return rc;
 }
 
+static int ask(bosch_optimizer *opt, size_t *n);
+
 int bosch_ask(bosch_optimizer *opt, size_t *n)
 {
     if (!opt || !n)
         return BOSCH_E_INVALID;
+    int rc = ask(opt, n);
+    session_end_journal(opt);
+    return rc;
+}
+
+static int ask(bosch_optimizer *opt, size_t *n)
+{
     *n = 0;
     if (!opt->started && opt->status == 0 && start_run(opt) < 0)
         return opt->status;

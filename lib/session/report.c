@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "journal/journal.h"
 #include "session/session.h"
 
 double session_now(void)
@@ -43,6 +44,17 @@ void session_end_batch(bosch_optimizer *opt)
     opt->nhost = 0;
 }
 
+void session_end_journal(bosch_optimizer *opt)
+{
+    if (opt->status != 0 && opt->jn) {
+        /* The run has ended: nothing more is appended, and the lock goes
+         * with the file, so that another run may use the journal while this
+         * handle is still alive. */
+        journal_close(opt->jn);
+        opt->jn = NULL;
+    }
+}
+
 int session_fail(bosch_optimizer *opt, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -53,5 +65,6 @@ int session_fail(bosch_optimizer *opt, int code, const char *fmt, ...)
     if (opt->status == 0)
         opt->status = code;
     session_log(opt, BOSCH_LOG_ERROR, "%s", opt->err);
+    session_end_journal(opt);
     return code;
 }

@@ -65,7 +65,8 @@ struct bosch_optimizer {
     int replay_active;
     uint64_t replayed;   /* evaluations answered from the journal */
     uint64_t fresh;      /* evaluations done by this process */
-    int journal_failed;  /* an append failed (reported after the batch) */
+    int journal_failed;  /* an append failed (the run stops after the batch) */
+    char journal_reason[128]; /* the system's reason for it */
 
     /* Callback-mode workers. */
     pool *workers;
@@ -94,6 +95,9 @@ int session_refuse(bosch_optimizer *opt, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Ends the pending batch, keeping its told candidates (lns_keep). */
 void session_end_batch(bosch_optimizer *opt);
+/* Once the run has ended (status set), closes the journal, releasing its
+ * lock; a no-op before. */
+void session_end_journal(bosch_optimizer *opt);
 /* Ends the run with an error, keeping the told part of the pending batch. */
 int session_fail(bosch_optimizer *opt, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -25,8 +25,8 @@ from .baselines import (LAYER_PATTERNS, REDUCTIONS, baseline_layers, baseline_st
                         baseline_static_heads)
 from .errors import (AnchorsError, BadScoreError, BoschError, BoschIOError, ErrorCode,
                      EvaluatorError, InfeasibleError, InvalidArgumentError, JournalCorruptError,
-                     JournalMismatchError, NoMemoryError, NotFoundError, OptionError, StateError,
-                     StopReason, StrategyError, TooLargeError, err_name, is_error, strerror)
+                     JournalBusyError, JournalMismatchError, NoMemoryError, NotFoundError,
+                     OptionError, StateError, StopReason, StrategyError, TooLargeError, err_name, is_error, strerror)
 from .optimizer import (STAGES, HistoryRecord, JournalMode, LogLevel, OptionInfo, Optimizer,
                         Progress, Result, Stage, Variant, options, stage_name, variant_name)
 from .problem import FIX_FULL, FIX_NONE, FIX_SWA, Problem, kv_saving, repair
@@ -96,6 +96,6 @@ __all__ = [
     "BoschError", "InvalidArgumentError", "NoMemoryError", "InfeasibleError", "StateError",
     "BadScoreError", "EvaluatorError", "OptionError", "BoschIOError", "StrategyError",
     "AnchorsError", "TooLargeError", "NotFoundError", "JournalCorruptError",
-    "JournalMismatchError", "ErrorCode", "StopReason", "strerror",
+    "JournalBusyError", "JournalMismatchError", "ErrorCode", "StopReason", "strerror",
     "err_name", "is_error",
 ]

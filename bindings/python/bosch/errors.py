@@ -10,7 +10,7 @@ __all__ = [
     "ErrorCode", "StopReason", "BoschError", "InvalidArgumentError", "NoMemoryError",
     "InfeasibleError", "StateError", "BadScoreError", "EvaluatorError", "OptionError",
     "BoschIOError", "StrategyError", "AnchorsError", "TooLargeError", "NotFoundError",
-    "JournalCorruptError", "JournalMismatchError", "strerror", "err_name", "is_error", "error_for_status", "check_status",
+    "JournalCorruptError", "JournalMismatchError", "JournalBusyError", "strerror", "err_name", "is_error", "error_for_status", "check_status",
 ]
 
 
@@ -31,6 +31,7 @@ class ErrorCode(enum.IntEnum):
     E_NOT_FOUND = -12
     E_CORRUPT = -13
     E_MISMATCH = -14
+    E_BUSY = -15
 
 
 class StopReason(enum.IntEnum):
@@ -40,6 +41,7 @@ class StopReason(enum.IntEnum):
     TIME_REACHED = 3
     FORCED_STOP = 4
     CONVERGED = 5
+    JOURNAL_FAILED = 6
 
 
 def strerror(status: int) -> str:
@@ -139,6 +141,10 @@ class JournalMismatchError(BoschError, ValueError):
     every field that differs."""
 
 
+class JournalBusyError(BoschError):
+    """BOSCH_E_BUSY: another run holds the journal open (it is locked)."""
+
+
 _CLASSES = {
     ErrorCode.E_INVALID: InvalidArgumentError,
     ErrorCode.E_NOMEM: NoMemoryError,
@@ -154,6 +160,7 @@ _CLASSES = {
     ErrorCode.E_NOT_FOUND: NotFoundError,
     ErrorCode.E_CORRUPT: JournalCorruptError,
     ErrorCode.E_MISMATCH: JournalMismatchError,
+    ErrorCode.E_BUSY: JournalBusyError,
 }
 
 

@@ -333,6 +333,34 @@ def test_new_error_codes():
     assert isinstance(error_for_status(-14), bosch.JournalMismatchError)
 
 
+def test_busy_journal_and_journal_failed_codes(tmp_path, problem, testbed):
+    # The Python enums follow the C table, and a second optimizer on a
+    # journal another one holds raises JournalBusyError.
+    assert bosch.ErrorCode.E_BUSY == -15
+    assert bosch.err_name(-15) == "BOSCH_E_BUSY"
+    assert bosch.StopReason.JOURNAL_FAILED == 6
+    assert bosch.err_name(6) == "BOSCH_JOURNAL_FAILED"
+    path = tmp_path / "j.bin"
+    a = _opt(problem).set_journal(path, mode="auto")
+    calls, refused = [], []
+
+    def probe(mask):
+        calls.append(1)
+        if len(calls) == 5:  # mid-run: the journal is open and locked
+            with pytest.raises(bosch.JournalBusyError, match="in use by another run") as e:
+                _opt(problem).set_journal(path, mode="auto").optimize(evaluator=testbed.score)
+            refused.append(e.value)
+            a.force_stop()
+        return testbed.score(mask)
+
+    a.optimize(evaluator=probe)
+    assert refused
+    # `a` has stopped (not closed): the journal is free again
+    b = _opt(problem).set_journal(path, mode="auto")
+    res = b.optimize(evaluator=testbed.score)
+    assert res.replayed >= 5
+
+
 # ----------------------------------------------------------------------------
 # more contract checks
 # ----------------------------------------------------------------------------
