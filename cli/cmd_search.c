@@ -1,8 +1,10 @@
 /* bosch search: BOSCH on a Qwen3 checkpoint (libbosch-torch evaluator),
  * interruptible and resumable; writes PREFIX.json, .tsv, .svg and
  * .history.jsonl. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "model_dir.h"
@@ -113,7 +115,7 @@ static int report(const bosch_result *res, const bosch_problem *prob, const stru
         goto out;
     hp = path_with(s->out, ".history.jsonl");
     if (!hp || bosch_result_write_history(res, hp)) {
-        errorf("cannot write %s.history.jsonl", s->out);
+        errorf("cannot write %s.history.jsonl: %s", s->out, strerror(errno));
         goto out;
     }
     print_picture(sel);
@@ -162,13 +164,14 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
         errorf("the search stopped before any mask with the target ratio was evaluated; "
                "nothing written");
         status = stopped(search_rc) ? EXIT_STOPPED : EXIT_ERROR;
+    } else if (search_rc == BOSCH_JOURNAL_FAILED) {
+        /* The journal lost the rest of the run: say why first, then write
+         * the best mask found (which may fail as well on a full disk). */
+        errorf("%s", bosch_optimizer_last_error(opt));
+        report(res, prob, s);
     } else if (!report(res, prob, s)) {
         status = EXIT_OK;
-        if (search_rc == BOSCH_JOURNAL_FAILED) {
-            /* The outputs hold the best mask found; the journal lost the rest. */
-            errorf("%s", bosch_optimizer_last_error(opt));
-            status = EXIT_ERROR;
-        } else if (stopped(search_rc) || stopped(bosch_result_status(res))) {
+        if (stopped(search_rc) || stopped(bosch_result_status(res))) {
             if (s->journal)
                 fprintf(stderr, "stopped; rerun with --journal %s to resume\n", s->journal);
             status = EXIT_STOPPED;

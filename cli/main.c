@@ -15,6 +15,7 @@
  * See docs/cli.md. Exit codes: 0 success, 1 runtime error, 2 usage error,
  * 3 search stopped by a signal or the time limit (outputs still written).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,6 +71,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
+    /* A file size limit (ulimit -f) then fails writes with EFBIG, reported
+     * like a full disk, instead of killing the process mid-run. */
+    signal(SIGXFSZ, SIG_IGN);
     const char *cmd = argv[1];
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         usage(stdout);

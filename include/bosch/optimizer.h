@@ -448,7 +448,10 @@ BOSCH_API double bosch_result_history_wall(const bosch_result *r, size_t i);
  *    "swa_units":0,"wall_s":0.02,"mask":"0000..."}
  * with "fidelity" and "draw" before "mask" on the records of other requests
  * (screened scores, confirmation draws).
- * ("mask" is one character per unit, '1' = SWA). */
+ * ("mask" is one character per unit, '1' = SWA). The file is replaced
+ * atomically (a temporary beside it, synced, renamed): a failed write
+ * leaves an earlier file as it was. BOSCH_E_IO with errno set to the
+ * system's reason when it cannot be written. */
 BOSCH_API int bosch_result_write_history(const bosch_result *r, const char *path);
 
 #ifdef __cplusplus

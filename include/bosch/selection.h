@@ -284,7 +284,8 @@ BOSCH_API int bosch_selection_export_hf(const bosch_selection *s, const char *so
  * stage name stages[i], "normalized" (score - s_allswa) / (s_full -
  * s_allswa) when s_full > s_allswa (null otherwise, e.g. NaN anchors) and
  * "wall_s" null. BOSCH_E_INVALID for NULL arrays (n > 0) or path, units 0,
- * a NULL stage name; BOSCH_E_IO when the file cannot be written. */
+ * a NULL stage name; BOSCH_E_IO (errno set) when the file cannot be
+ * written. Replaced atomically, as bosch_result_write_history. */
 BOSCH_API int bosch_history_write(const char *path, size_t units, size_t n, const uint8_t *masks,
                                   const double *scores, const char *const *stages, double s_full,
                                   double s_allswa);

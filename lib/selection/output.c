@@ -1,31 +1,27 @@
-/* Opening and closing the output file of a text writer (TSV, SVG). */
+/* Opening and closing the output file of a text writer (TSV, SVG, JSON):
+ * through the atomic replacement of atomic.c, so that a failed write (a
+ * full disk) leaves the earlier file, never a cut-off one. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "selection/selection_impl.h"
 
-FILE *sel_open_out(const bosch_selection *s, const char *path, const char *fn)
+FILE *sel_open_out(const bosch_selection *s, struct sel_tmp *t, const char *path, const char *fn)
 {
+    memset(t, 0, sizeof *t);
     if (!s || !path) {
         sel_fail(s, BOSCH_E_INVALID, "%s: path is NULL", fn);
         return NULL;
     }
-    FILE *f = fopen(path, "w");
-    if (!f)
-        sel_io_fail(s, errno, fn, "write", path);
-    return f;
+    return sel_tmp_open(s, t, path, fn) == BOSCH_OK ? t->f : NULL;
 }
 
-int sel_close_out(const bosch_selection *s, FILE *f, const char *path, const char *fn)
+int sel_close_out(const bosch_selection *s, struct sel_tmp *t, const char *fn)
 {
-    int failed = ferror(f);
-    int err = failed ? (errno ? errno : EIO) : 0;
-    if (fclose(f) != 0 && !failed) {
-        failed = 1;
-        err = errno;
-    }
-    if (!failed)
-        return BOSCH_OK;
-    return sel_io_fail(s, err, fn, "write", path);
+    int rc = sel_tmp_close(s, t, fn);
+    if (rc == BOSCH_OK)
+        rc = sel_tmp_commit(s, t, fn);
+    sel_tmp_discard(t);
+    return rc;
 }

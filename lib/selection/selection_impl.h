@@ -59,12 +59,15 @@ void sel_settings_clear(bosch_selection *s);
 /* Checks a settings key; NULL when valid, else why not. */
 const char *sel_setting_key_problem(const bosch_selection *s, const char *key);
 
-/* The output file of a text writer `fn` (output.c): NULL after sel_fail
- * (BOSCH_E_INVALID for a NULL handle or path, else BOSCH_E_IO with errno
- * kept). sel_close_out closes it: BOSCH_OK, or BOSCH_E_IO after sel_fail
- * when a write or the close failed (errno kept). */
-FILE *sel_open_out(const bosch_selection *s, const char *path, const char *fn);
-int sel_close_out(const bosch_selection *s, FILE *f, const char *path, const char *fn);
+/* The output file of a text writer `fn` (output.c), written as a
+ * temporary `t` beside `path`: NULL after sel_fail (BOSCH_E_INVALID for a
+ * NULL handle or path, else BOSCH_E_IO with errno kept). sel_close_out
+ * syncs it and renames it over `path`: BOSCH_OK, or BOSCH_E_IO after
+ * sel_fail when a write, the close or the rename failed (errno kept; the
+ * temporary removed, an earlier `path` left as it was). */
+struct sel_tmp;
+FILE *sel_open_out(const bosch_selection *s, struct sel_tmp *t, const char *path, const char *fn);
+int sel_close_out(const bosch_selection *s, struct sel_tmp *t, const char *fn);
 
 /* The TSV body: one line per layer, one tab-separated value per KV group,
  * 1 = full (write.c). */

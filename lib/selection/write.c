@@ -170,10 +170,18 @@ int bosch_selection_write_json(const bosch_selection *s, const char *path)
     add_mask_members(root, s, str);
     free(str);
     add_tail_members(root, s);
-    int rc = json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-    int err = errno;
+    const char *text =
+        json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (!text) {
+        json_object_put(root);
+        return sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
+    }
+    struct sel_tmp t;
+    FILE *f = sel_open_out(s, &t, path, fn);
+    if (f)
+        fputs(text, f);
     json_object_put(root);
-    return rc ? sel_io_fail(s, err, fn, "write", path) : BOSCH_OK;
+    return f ? sel_close_out(s, &t, fn) : BOSCH_E_IO;
 }
 
 void sel_put_tsv(FILE *f, const bosch_selection *s)
@@ -187,9 +195,10 @@ void sel_put_tsv(FILE *f, const bosch_selection *s)
 int bosch_selection_write_tsv(const bosch_selection *s, const char *path)
 {
     static const char fn[] = "bosch_selection_write_tsv";
-    FILE *f = sel_open_out(s, path, fn);
+    struct sel_tmp t;
+    FILE *f = sel_open_out(s, &t, path, fn);
     if (!f)
         return s && path ? BOSCH_E_IO : BOSCH_E_INVALID;
     sel_put_tsv(f, s);
-    return sel_close_out(s, f, path, fn);
+    return sel_close_out(s, &t, fn);
 }

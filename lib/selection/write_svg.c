@@ -328,7 +328,8 @@ static void draw_legend(FILE *f, const struct layout *L)
 int bosch_selection_write_svg(const bosch_selection *s, const char *path)
 {
     static const char fn[] = "bosch_selection_write_svg";
-    FILE *f = sel_open_out(s, path, fn);
+    struct sel_tmp t;
+    FILE *f = sel_open_out(s, &t, path, fn);
     if (!f)
         return s && path ? BOSCH_E_IO : BOSCH_E_INVALID;
     struct layout L;
@@ -345,5 +346,5 @@ int bosch_selection_write_svg(const bosch_selection *s, const char *path)
     draw_rows(f, s, &L);
     draw_legend(f, &L);
     fputs("</svg>\n", f);
-    return sel_close_out(s, f, path, fn);
+    return sel_close_out(s, &t, fn);
 }

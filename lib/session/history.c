@@ -11,6 +11,7 @@
 
 #include "core/bitset.h"
 #include "session/result_impl.h"
+#include "util/atomic_file.h"
 
 /* One record; `normalized` NULL-json when have_norm is 0, `maskbuf` the
  * mask as '0'/'1' text. */
@@ -61,25 +62,42 @@ static int write_line(FILE *f, json_object *o)
     return rc;
 }
 
+/* Ends an atomic write: commits it when rc is BOSCH_OK, else discards it.
+ * A failed commit is BOSCH_E_IO with errno set to the system's reason. */
+static int finish(afile *a, int rc)
+{
+    if (rc != BOSCH_OK) {
+        int err = errno;
+        afile_discard(a);
+        errno = err;
+        return rc;
+    }
+    int err = afile_commit(a);
+    if (err) {
+        errno = err;
+        return BOSCH_E_IO;
+    }
+    return BOSCH_OK;
+}
+
 int bosch_result_write_history(const bosch_result *r, const char *path)
 {
     if (!r || !path)
         return BOSCH_E_INVALID;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return BOSCH_E_IO;
-    char *maskbuf = malloc(r->units + 1);
-    if (!maskbuf) {
-        fclose(f);
-        return BOSCH_E_NOMEM;
+    afile a;
+    int err = afile_open(&a, path);
+    if (err) {
+        errno = err;
+        return err == ENOMEM ? BOSCH_E_NOMEM : BOSCH_E_IO;
     }
+    char *maskbuf = malloc(r->units + 1);
+    if (!maskbuf)
+        return finish(&a, BOSCH_E_NOMEM);
     int rc = BOSCH_OK;
     for (size_t i = 0; i < r->hist.n && rc == BOSCH_OK; i++)
-        rc = write_line(f, result_record(r, i, maskbuf));
+        rc = write_line(a.f, result_record(r, i, maskbuf));
     free(maskbuf);
-    if (fclose(f) != 0 && rc == BOSCH_OK)
-        rc = BOSCH_E_IO;
-    return rc;
+    return finish(&a, rc);
 }
 
 int bosch_history_write(const char *path, size_t units, size_t n, const uint8_t *masks,
@@ -91,14 +109,16 @@ int bosch_history_write(const char *path, size_t units, size_t n, const uint8_t 
     for (size_t i = 0; i < n; i++)
         if (!stages[i])
             return BOSCH_E_INVALID;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return BOSCH_E_IO;
-    char *maskbuf = malloc(units + 1);
-    if (!maskbuf) {
-        fclose(f);
-        return BOSCH_E_NOMEM;
+    afile a;
+    int err = afile_open(&a, path);
+    if (err) {
+        errno = err;
+        return err == ENOMEM ? BOSCH_E_NOMEM : BOSCH_E_IO;
     }
+    FILE *f = a.f;
+    char *maskbuf = malloc(units + 1);
+    if (!maskbuf)
+        return finish(&a, BOSCH_E_NOMEM);
     int have_norm = s_full > s_allswa; /* false for NaN anchors */
     int rc = BOSCH_OK;
     for (size_t i = 0; i < n && rc == BOSCH_OK; i++) {
@@ -114,7 +134,5 @@ int bosch_history_write(const char *path, size_t units, size_t n, const uint8_t 
                                        1.0, 0, maskbuf));
     }
     free(maskbuf);
-    if (fclose(f) != 0 && rc == BOSCH_OK)
-        rc = BOSCH_E_IO;
-    return rc;
+    return finish(&a, rc);
 }

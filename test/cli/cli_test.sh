@@ -289,6 +289,16 @@ cmp -s "$T/ma" "$T/mb" || fail "journaled run gives another mask"
 cmp -s "$T/mb" "$T/mc" || fail "resumed run gives another mask"
 # json-c's pretty printer puts no space after ':'; compare without blanks
 flat "$T/c.json" | grep -q '"replayed":[1-9]' || fail "resumed run replayed nothing"
+# A journal on a full disk (a file size limit makes writes fail the same
+# way): the search stops with the system's reason, still writes the best
+# mask, and a file it cannot write is left out whole, not cut off.
+expect 1 "cannot append to journal '$T/jf': File too large; the search stopped after" \
+    sh -c "ulimit -f 4; exec \"$BOSCH\" search $COMMON --budget 200 --journal \"$T/jf\" --out \"$T/full\""
+lost=$(sed -n "s|^bosch: cannot write \\($T/full\\.[a-z.]*\\): File too large\$|\\1|p" "$T/out")
+[ -n "$lost" ] || fail "full disk: the output that did not fit not reported with its reason"
+[ -e "$lost" ] && fail "full disk: a cut-off $lost was left"
+flat "$T/full.json" | grep -q '"unit_mask":"[01]*"' || fail "full disk: no best mask written"
+ls -a "$T" | grep -q '^\.full\.' && fail "full disk: a temporary file was left"
 for k in rand intr bme ablation; do
     expect 0 "wrote" "$BOSCH" baseline --kind $k $COMMON --out "$T/k$k"
     [ -s "$T/k$k.json" ] || fail "baseline $k: no json"
