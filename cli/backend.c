@@ -294,7 +294,10 @@ bosch_problem *backend_problem(const struct backend *b)
  * (plain requests score exactly as bosch_torch_batch_eval). */
 int backend_attach(bosch_optimizer *opt, struct backend *b)
 {
-    return bosch_set_request_batch_evaluator(opt, bosch_torch_request_batch_eval, b->e);
+    /* The run identity (model, task, metric, window, sink, dtype): a journal
+     * resumed with any of them changed is refused, naming it. */
+    int rc = bosch_torch_evaluator_identify(b->e, opt);
+    return rc ? rc : bosch_set_request_batch_evaluator(opt, bosch_torch_request_batch_eval, b->e);
 }
 
 const char *backend_last_error(const struct backend *b)

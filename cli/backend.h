@@ -38,7 +38,8 @@ int score_masks(struct backend *b, const uint8_t *masks, size_t n, double *score
 /* A problem of the model's shape (target ratio 0.5), or NULL (out of memory). */
 bosch_problem *backend_problem(const struct backend *b);
 
-/* Makes b's evaluator the optimizer's batch evaluator. */
+/* Makes b's evaluator the optimizer's batch evaluator, and its identity
+ * the run's (bosch_torch_evaluator_identify). */
 int backend_attach(bosch_optimizer *opt, struct backend *b);
 
 /* Message of the evaluator's last failure ("" if none). */

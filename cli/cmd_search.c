@@ -143,7 +143,9 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
                   const struct settings *s)
 {
     bosch_result *res = NULL;
-    backend_attach(opt, b);
+    int arc = backend_attach(opt, b);
+    if (arc)
+        return opt_fail(arc, "evaluator", opt);
     struct console_progress pr;
     console_progress_init(&pr);
     bosch_set_progress(opt, console_on_progress, &pr);

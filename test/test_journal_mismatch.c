@@ -5,6 +5,7 @@
  * differ.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "support/support.h"
 #include "support/journal_files.h"
@@ -261,6 +262,100 @@ START_TEST(mismatch_versions)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* The host's run identity                                                   */
+/* ------------------------------------------------------------------------ */
+/* Runs the base settings with identity pairs (key, value, ...; NULL ends)
+ * on `path` in ask/tell mode; the first bosch_ask status, message in msg. */
+static int ask_with_identity(const cfg *c, const char *path, int mode, const char *const *kv,
+                             char *msg, size_t msglen)
+{
+    bosch_optimizer *o = cfg_opt(c, path, mode);
+    for (size_t i = 0; kv && kv[i]; i += 2)
+        ck_assert_int_eq(bosch_set_run_identity(o, kv[i], kv[i + 1]), BOSCH_OK);
+    size_t n = 0;
+    int rc = bosch_ask(o, &n);
+    snprintf(msg, msglen, "%s", bosch_optimizer_last_error(o));
+    bosch_optimizer_free(o);
+    return rc;
+}
+
+START_TEST(identity_mismatch_names_key)
+{
+    char dir[64], path[128], msg[1024];
+    j_mkdtemp(dir);
+    j_path(path, sizeof path, dir, "j.bin");
+    cfg c = base_cfg();
+    const char *const run[] = {"model", "ckpt-a", "metric", "exact", NULL};
+    ck_assert_int_eq(ask_with_identity(&c, path, BOSCH_JOURNAL_CREATE, run, msg, sizeof msg),
+                     BOSCH_OK);
+    size_t size = 0;
+    uint8_t *before = j_slurp(path, &size);
+    /* Same identity: resumes. */
+    ck_assert_int_eq(ask_with_identity(&c, path, BOSCH_JOURNAL_RESUME, run, msg, sizeof msg),
+                     BOSCH_OK);
+    const char *const other_metric[] = {"model", "ckpt-a", "metric", "logprob", NULL};
+    ck_assert_int_eq(
+        ask_with_identity(&c, path, BOSCH_JOURNAL_RESUME, other_metric, msg, sizeof msg),
+        BOSCH_E_MISMATCH);
+    ck_assert_msg(strstr(msg, "identity.metric (journal \"exact\", now \"logprob\")"), "%s", msg);
+    ck_assert_msg(!strstr(msg, "identity.model"), "%s", msg);
+    const char *const fewer[] = {"model", "ckpt-a", NULL};
+    ck_assert_int_eq(ask_with_identity(&c, path, BOSCH_JOURNAL_AUTO, fewer, msg, sizeof msg),
+                     BOSCH_E_MISMATCH);
+    ck_assert_msg(strstr(msg, "identity.metric"), "%s", msg);
+    const char *const more[] = {"model", "ckpt-a", "metric", "exact", "task", "t1", NULL};
+    ck_assert_int_eq(ask_with_identity(&c, path, BOSCH_JOURNAL_RESUME, more, msg, sizeof msg),
+                     BOSCH_E_MISMATCH);
+    ck_assert_msg(strstr(msg, "identity.task (journal missing, now \"t1\")"), "%s", msg);
+    /* A journal written without an identity refuses a run that has one. */
+    char plain[128];
+    j_path(plain, sizeof plain, dir, "plain.bin");
+    bosch_result_free(make_journal(&c, plain));
+    ck_assert_int_eq(ask_with_identity(&c, plain, BOSCH_JOURNAL_RESUME, run, msg, sizeof msg),
+                     BOSCH_E_MISMATCH);
+    ck_assert_msg(strstr(msg, "identity.model (journal missing"), "%s", msg);
+    assert_file_eq(path, before, size, "after refused resumes");
+    free(before);
+    j_rmtree(dir);
+}
+END_TEST
+
+START_TEST(identity_api)
+{
+    cfg c = base_cfg();
+    bosch_optimizer *o = cfg_opt(&c, NULL, 0);
+    ck_assert_ptr_null(bosch_get_run_identity(o, "model"));
+    ck_assert_int_eq(bosch_set_run_identity(o, "model", "a"), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_run_identity(o, "model", "b"), BOSCH_OK); /* replaces */
+    ck_assert_str_eq(bosch_get_run_identity(o, "model"), "b");
+    ck_assert_int_eq(bosch_set_run_identity(o, "torch.dtype-x_1", "f32"), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_run_identity(o, "model", NULL), BOSCH_OK); /* removes */
+    ck_assert_ptr_null(bosch_get_run_identity(o, "model"));
+    ck_assert_str_eq(bosch_get_run_identity(o, "torch.dtype-x_1"), "f32");
+    ck_assert_int_eq(bosch_set_run_identity(o, "", "x"), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_set_run_identity(o, "a b", "x"), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_set_run_identity(o, NULL, "x"), BOSCH_E_INVALID);
+    char key[80];
+    memset(key, 'k', 65);
+    key[65] = '\0';
+    ck_assert_int_eq(bosch_set_run_identity(o, key, "x"), BOSCH_E_INVALID);
+    key[64] = '\0';
+    ck_assert_int_eq(bosch_set_run_identity(o, key, "x"), BOSCH_OK);
+    static char big[4098];
+    memset(big, 'v', 4097);
+    ck_assert_int_eq(bosch_set_run_identity(o, "big", big), BOSCH_E_INVALID);
+    big[4096] = '\0';
+    ck_assert_int_eq(bosch_set_run_identity(o, "big", big), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_run_identity(NULL, "a", "b"), BOSCH_E_INVALID);
+    ck_assert_ptr_null(bosch_get_run_identity(NULL, "a"));
+    size_t n = 0;
+    ck_assert_int_eq(bosch_ask(o, &n), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_run_identity(o, "late", "x"), BOSCH_E_STATE);
+    bosch_optimizer_free(o);
+}
+END_TEST
+
 static Suite *journal_mismatch_suite(void)
 {
     Suite *s = suite_create("journal_mismatch");
@@ -268,6 +363,8 @@ static Suite *journal_mismatch_suite(void)
     tcase_add_test(tc, mismatch_names_field);
     tcase_add_test(tc, mismatch_tolerated_fields);
     tcase_add_test(tc, mismatch_versions);
+    tcase_add_test(tc, identity_mismatch_names_key);
+    tcase_add_test(tc, identity_api);
     return s;
 }
 

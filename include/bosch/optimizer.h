@@ -341,7 +341,13 @@ enum bosch_journal_mode {
  *                     and threads may differ);
  *   BOSCH_E_CORRUPT   a damaged frame (bit flips, bad checksum or zstd
  *                     data, anywhere), or not a journal;
- *   BOSCH_E_IO        the file cannot be read or written.
+ *   BOSCH_E_BUSY      another run holds the journal (it is locked, with
+ *                     flock, from the start of a run to its end);
+ *   BOSCH_E_IO        the file cannot be read or written (the message
+ *                     gives the system's reason).
+ * An append that fails during the run (a full disk) ends it cleanly with
+ * the stop reason BOSCH_JOURNAL_FAILED: the result holds the best mask of
+ * the evaluations done, bosch_optimizer_last_error() says why.
  * A last frame cut short (a write interrupted by a crash) is dropped and the
  * file truncated to its valid prefix; its evaluation is redone.
  * An evaluation in flight when the process dies is redone too. `path` is
@@ -350,6 +356,20 @@ BOSCH_API int bosch_set_journal(bosch_optimizer *opt, const char *path, int mode
 /* When non-zero, fdatasync() after every journal write (survives power
  * loss, not only a killed process; slower). Default 0. */
 BOSCH_API int bosch_set_journal_sync(bosch_optimizer *opt, int sync);
+/* What identifies the run beyond the optimizer's own settings: the model,
+ * the task, the evaluator's parameters (metric, window, dtype...), as the
+ * host knows them. Each key enters the journal header as
+ * "identity.<key>", so a resume whose identity differs in any key (or
+ * lacks one, or adds one) is BOSCH_E_MISMATCH naming the key and both
+ * values. key: 1..64 characters of [A-Za-z0-9_.-]; value: a
+ * NUL-terminated string of at most 4096 bytes, copied; NULL removes the
+ * key. BOSCH_E_INVALID for a bad key or value, BOSCH_E_STATE once the run
+ * has started. The torch backend sets its own keys with
+ * bosch_torch_evaluator_identify(). */
+BOSCH_API int bosch_set_run_identity(bosch_optimizer *opt, const char *key, const char *value);
+/* The value of `key` (NULL when unset); valid until that key is set again
+ * or the optimizer is freed. */
+BOSCH_API const char *bosch_get_run_identity(const bosch_optimizer *opt, const char *key);
 
 /* The non-zero value the host evaluator returned (0 if it never failed). */
 BOSCH_API int bosch_evaluator_status(const bosch_optimizer *opt);

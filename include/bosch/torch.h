@@ -296,6 +296,22 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_buckets(bosch_torch_evaluator *e, 
 /* Prefix cache on/off (default on): hidden states below the lowest layer
  * whose mask differs from the all-full reference are computed once. */
 BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on);
+/* What identifies a model's scores: "xxh3:<config>-<weights>", hashes of
+ * the config fields the forward reads and of every weight tensor (name,
+ * dtype, shape, bytes) as stored; the same weights sharded differently, or
+ * a config.json laid out differently, give the same identity. Valid while
+ * the model lives; "" for NULL. */
+BOSCH_TORCH_API const char *bosch_torch_model_identity(const bosch_torch_model *m);
+/* Sets the run identity of `opt` (bosch_set_run_identity) to what changes
+ * this evaluator's scores: torch.model (bosch_torch_model_identity),
+ * torch.task (a hash of every sample's prompt, answer and answer strings,
+ * and the sample count), torch.metric, torch.window, torch.sink and
+ * torch.dtype. With a journal, a resume with another model, task, metric,
+ * window, sink or dtype is then BOSCH_E_MISMATCH naming the key. The
+ * device is not part of it (a run may resume on another machine). Before
+ * the run starts; the status of bosch_set_run_identity. */
+BOSCH_TORCH_API int bosch_torch_evaluator_identify(const bosch_torch_evaluator *e,
+                                                   bosch_optimizer *opt);
 /* Scores n masks (bosch_batch_eval_fn signature; pass the evaluator as
  * `user`): bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, e). The
  * message of a failure is in bosch_torch_evaluator_last_error(e). */

@@ -89,6 +89,13 @@ char *session_journal_header(const bosch_optimizer *opt)
         }
         XXH64_freeState(st);
     }
+    /* The host's run identity, one field per key (so that a mismatch names
+     * it); none for runs without one, whose headers stay as they were. */
+    for (size_t i = 0; i < o->n_identity; i++) {
+        char field[80];
+        snprintf(field, sizeof field, "identity.%s", o->identity[2 * i]);
+        json_object_object_add(h, field, json_object_new_string(o->identity[2 * i + 1]));
+    }
     if (o->anchors_given) {
         json_object *a = json_object_new_array();
         json_object_array_add(a, dbl(o->s_full));

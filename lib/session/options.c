@@ -341,6 +341,78 @@ int bosch_set_priors(bosch_optimizer *opt, const double *importance, size_t n_un
     return BOSCH_OK;
 }
 
+static int identity_key_ok(const char *key)
+{
+    size_t n = strlen(key);
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = key[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+int bosch_set_run_identity(bosch_optimizer *opt, const char *key, const char *value)
+{
+    int rc = not_started(opt);
+    if (rc < 0)
+        return rc;
+    if (!key || !identity_key_ok(key))
+        return session_refuse(opt, BOSCH_E_INVALID,
+                              "run identity: the key must be 1..64 characters of "
+                              "[A-Za-z0-9_.-]");
+    if (value && strlen(value) > 4096)
+        return session_refuse(opt, BOSCH_E_INVALID,
+                              "run identity '%s': the value is longer than 4096 bytes", key);
+    struct options *o = &opt->o;
+    size_t i = 0;
+    while (i < o->n_identity && strcmp(o->identity[2 * i], key) != 0)
+        i++;
+    if (!value) { /* remove */
+        if (i < o->n_identity) {
+            free(o->identity[2 * i]);
+            free(o->identity[2 * i + 1]);
+            memmove(o->identity + 2 * i, o->identity + 2 * i + 2,
+                    (o->n_identity - i - 1) * 2 * sizeof *o->identity);
+            o->n_identity--;
+        }
+        return BOSCH_OK;
+    }
+    char *v = strdup(value);
+    if (!v)
+        return session_refuse(opt, BOSCH_E_NOMEM, "out of memory");
+    if (i < o->n_identity) {
+        free(o->identity[2 * i + 1]);
+        o->identity[2 * i + 1] = v;
+        return BOSCH_OK;
+    }
+    char *k = strdup(key);
+    char **grown = k ? realloc(o->identity, (o->n_identity + 1) * 2 * sizeof *grown) : NULL;
+    if (!grown) {
+        free(k);
+        free(v);
+        return session_refuse(opt, BOSCH_E_NOMEM, "out of memory");
+    }
+    o->identity = grown;
+    o->identity[2 * o->n_identity] = k;
+    o->identity[2 * o->n_identity + 1] = v;
+    o->n_identity++;
+    return BOSCH_OK;
+}
+
+const char *bosch_get_run_identity(const bosch_optimizer *opt, const char *key)
+{
+    if (!opt || !key)
+        return NULL;
+    for (size_t i = 0; i < opt->o.n_identity; i++)
+        if (!strcmp(opt->o.identity[2 * i], key))
+            return opt->o.identity[2 * i + 1];
+    return NULL;
+}
+
 size_t bosch_get_priors(const bosch_optimizer *opt, double *out, size_t n)
 {
     if (!opt || !opt->o.priors)
@@ -627,6 +699,9 @@ void session_options_free(struct options *o)
         bosch_strategy_free(o->strategy[s]);
     free(o->journal_path);
     free(o->priors);
+    for (size_t i = 0; i < 2 * o->n_identity; i++)
+        free(o->identity[i]);
+    free(o->identity);
 }
 
 struct lns_config session_lns_config(const struct options *o)

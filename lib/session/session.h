@@ -36,6 +36,8 @@ struct options {
     uint64_t confirm, confirm_top; /* confirmation draws of the best masks */
     double screen_fidelity;        /* multi-fidelity screening (1 = off) */
     double *priors;                /* the host's per-unit priors (units), NULL = none */
+    char **identity;               /* run identity: key, value, key, value... (journal header) */
+    size_t n_identity;             /* pairs */
 };
 
 struct bosch_optimizer {

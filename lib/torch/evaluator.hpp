@@ -35,6 +35,9 @@ public:
     // Buckets in use and their sizes (samples, padded length), for tests.
     std::vector<std::pair<int64_t, int64_t>> bucket_shapes() const;
     uint32_t batch() const { return batch_; }
+    const Window &window() const { return w_; }
+    Metric metric() const { return metric_; }
+    const Task &task() const { return task_; }
     void set_prefix_cache(bool on);
     bool prefix_cache() const { return cache_on_; }
     // Bytes the cache may hold (default: 2 GiB on CPU, 8 GiB on CUDA; the

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <xxhash.h>
 
 namespace bosch_torch {
 
@@ -72,6 +73,36 @@ void probe_dtype(torch::Device dev, torch::ScalarType dt) {
     }
 }
 
+// Model::identity(): the config fields the forward reads, then every
+// tensor (name, dtype, shape, bytes) in name order, each hashed with XXH3.
+std::string model_identity(const Qwen3Config &c, const TensorMap &w) {
+    char buf[512];
+    int n = std::snprintf(buf, sizeof buf, "%lld %lld %lld %lld %lld %lld %lld %.17g %.17g %d %lld ",
+                          (long long)c.vocab_size, (long long)c.hidden_size,
+                          (long long)c.intermediate_size, (long long)c.num_hidden_layers,
+                          (long long)c.num_attention_heads, (long long)c.num_key_value_heads,
+                          (long long)c.head_dim, c.rms_norm_eps, c.rope_theta,
+                          int(c.tie_word_embeddings), (long long)c.sliding_window);
+    std::string cfg(buf, size_t(std::max(n, 0)));
+    for (uint8_t l : c.layer_sliding)
+        cfg += char('0' + l);
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        throw std::bad_alloc();
+    XXH3_64bits_reset(st);
+    for (const auto &kv : w) {
+        const torch::Tensor t = kv.second.contiguous();
+        std::string head = kv.first + ":" + dtype_name(t.scalar_type()) + ":" + c10::str(t.sizes());
+        XXH3_64bits_update(st, head.data(), head.size() + 1);
+        XXH3_64bits_update(st, t.data_ptr(), t.nbytes());
+    }
+    const unsigned long long wh = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    std::snprintf(buf, sizeof buf, "xxh3:%016llx-%016llx",
+                  (unsigned long long)XXH3_64bits(cfg.data(), cfg.size()), wh);
+    return buf;
+}
+
 } // namespace
 
 std::unique_ptr<Model> Model::load(const std::string &dir, torch::Device device,
@@ -111,6 +142,7 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
         invalid("checkpoint: inconsistent config");
     probe_dtype(device, dtype);
     std::unique_ptr<Model> m(new Model(cfg, device, dtype));
+    m->identity_ = model_identity(cfg, w); // before the tensors leave the map
     // Tiles of the attention scores / MLP intermediates: larger on a GPU
     // (fewer kernel launches). On the CPU, 16 MB keeps every temporary below
     // glibc's mmap threshold (32 MB at most): larger tiles are mmap'd and

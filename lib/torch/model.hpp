@@ -63,6 +63,11 @@ public:
     int64_t hidden() const { return cfg_.hidden_size; }
     // Bytes of the parameters as held on the device (tied lm_head counted once).
     int64_t param_bytes() const;
+    // What identifies the model's scores: a hash of the config fields the
+    // forward reads and of every weight tensor (name, dtype, shape, bytes)
+    // as stored, "xxh3:<config>-<weights>" in hex. Same weights in other
+    // shards or another config.json layout: the same identity.
+    const std::string &identity() const { return identity_; }
 
     // tokens: int64 [B, T] on the model's device -> hidden [B, T, H] (dtype).
     torch::Tensor embed(const torch::Tensor &tokens) const;
@@ -128,6 +133,7 @@ private:
     torch::Device device_;
     torch::ScalarType dtype_;
     std::string device_name_;
+    std::string identity_;
     torch::Tensor embed_, final_norm_, lm_head_;
     std::vector<LayerWeights> layers_;
     torch::Tensor cos_, sin_; // [T_cached, head_dim] in dtype

@@ -21,6 +21,7 @@
 #include "tasks.hpp"
 
 #include <c10/util/Exception.h>
+#include <xxhash.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -669,6 +670,55 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_buckets(bosch_torch_evaluator *e,
     if (st != BOSCH_OK)
         e->ev->last_error = msg;
     return st;
+}
+
+BOSCH_TORCH_API const char *bosch_torch_model_identity(const bosch_torch_model *m) {
+    return m && m->model ? m->model->identity().c_str() : "";
+}
+
+BOSCH_TORCH_API int bosch_torch_evaluator_identify(const bosch_torch_evaluator *e,
+                                                   bosch_optimizer *opt) {
+    if (!e || !opt)
+        return BOSCH_E_INVALID;
+    // The task: every sample's prompt and answer ids, answer strings and
+    // continuation length, in order.
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        return BOSCH_E_NOMEM;
+    XXH3_64bits_reset(st);
+    const bosch_torch::Task &task = e->ev->task();
+    for (const bosch_torch::Sample &s : task.samples) {
+        const uint64_t lens[3] = {s.prompt.size(), s.answer.size(), uint64_t(s.max_new)};
+        XXH3_64bits_update(st, lens, sizeof lens);
+        XXH3_64bits_update(st, s.prompt.data(), s.prompt.size() * sizeof(int32_t));
+        XXH3_64bits_update(st, s.answer.data(), s.answer.size() * sizeof(int32_t));
+        for (const std::string &a : s.answers)
+            XXH3_64bits_update(st, a.c_str(), a.size() + 1);
+    }
+    char task_id[40];
+    std::snprintf(task_id, sizeof task_id, "xxh3:%016llx:%zu",
+                  (unsigned long long)XXH3_64bits_digest(st), task.samples.size());
+    XXH3_freeState(st);
+    const bosch_torch::Model &m = *e->model->model;
+    const bosch_torch::Window &w = e->ev->window();
+    static const char *const metrics[] = {"exact", "logprob", "match"};
+    const int mi = int(e->ev->metric());
+    const std::string window = std::to_string(w.window), sink = std::to_string(w.sink);
+    const struct {
+        const char *key;
+        const char *value;
+    } ids[] = {{"torch.model", m.identity().c_str()},
+               {"torch.task", task_id},
+               {"torch.metric", mi >= 0 && mi < 3 ? metrics[mi] : "?"},
+               {"torch.window", window.c_str()},
+               {"torch.sink", sink.c_str()},
+               {"torch.dtype", bosch_torch::dtype_name(m.dtype())}};
+    for (const auto &id : ids) {
+        const int rc = bosch_set_run_identity(opt, id.key, id.value);
+        if (rc != BOSCH_OK)
+            return rc;
+    }
+    return BOSCH_OK;
 }
 
 BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on) {

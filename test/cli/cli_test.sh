@@ -289,6 +289,19 @@ cmp -s "$T/ma" "$T/mb" || fail "journaled run gives another mask"
 cmp -s "$T/mb" "$T/mc" || fail "resumed run gives another mask"
 # json-c's pretty printer puts no space after ':'; compare without blanks
 flat "$T/c.json" | grep -q '"replayed":[1-9]' || fail "resumed run replayed nothing"
+# The journal knows its run: another metric, window, task or model is
+# refused, naming what differs, before anything is evaluated.
+expect 1 'identity.torch.metric (journal "logprob", now "exact")' "$BOSCH" search \
+    --model "$T/model" --niah --context 64 --samples 2 --metric exact --device cpu --budget 30 \
+    --journal "$T/j" --out "$T/x"
+expect 1 'identity.torch.window (journal "16", now "8")' "$BOSCH" search $COMMON --window 8 \
+    --budget 30 --journal "$T/j" --out "$T/x"
+expect 1 'identity.torch.task' "$BOSCH" search --model "$T/model" --niah --context 64 \
+    --samples 3 --metric logprob --device cpu --budget 30 --journal "$T/j" --out "$T/x"
+"$MAKE" "$T/model2" --seed 8 || fail "cannot write the second checkpoint"
+expect 1 'identity.torch.model' "$BOSCH" search --model "$T/model2" --niah --context 64 \
+    --samples 2 --metric logprob --device cpu --budget 30 --journal "$T/j" --out "$T/x"
+[ -e "$T/x.json" ] && fail "a mismatching resume wrote outputs"
 # A journal on a full disk (a file size limit makes writes fail the same
 # way): the search stops with the system's reason, still writes the best
 # mask, and a file it cannot write is left out whole, not cut off.

@@ -285,6 +285,8 @@ _PROTOTYPES = {
     "bosch_set_screen_fidelity": (c_int, [H, c_double]),
     "bosch_set_priors": (c_int, [H, c_double_p, c_size_t]),
     "bosch_get_priors": (c_size_t, [H, c_double_p, c_size_t]),
+    "bosch_set_run_identity": (c_int, [H, c_char_p, c_char_p]),
+    "bosch_get_run_identity": (c_char_p, [H, c_char_p]),
     "bosch_set_option": (c_int, [H, c_char_p, c_char_p]),
     "bosch_get_option": (c_int, [H, c_char_p, ctypes.c_char_p, c_size_t]),
     # typed options and the option table
@@ -629,6 +631,8 @@ TORCH_PROTOTYPES = {
     "bosch_torch_evaluator_set_batch": (c_int, [H, c_uint32]),
     "bosch_torch_evaluator_set_buckets": (c_int, [H, c_uint32]),
     "bosch_torch_evaluator_set_prefix_cache": (c_int, [H, c_int]),
+    "bosch_torch_model_identity": (c_char_p, [H]),
+    "bosch_torch_evaluator_identify": (c_int, [H, H]),
     # bosch_batch_eval_fn: (const uint8_t *masks, n, units, double *scores, void *evaluator)
     "bosch_torch_batch_eval": (c_int, [c_void_p, c_size_t, c_size_t, c_double_p, c_void_p]),
     # bosch_request_batch_eval_fn: (const uint8_t *masks, const double *fidelity,

@@ -236,6 +236,12 @@ class Model(Handle):
         return nbytes.value, dt.value
 
     @property
+    def identity(self) -> str:
+        """What identifies the model's scores: hashes of its config fields and
+        weight tensors (bosch_torch_model_identity)."""
+        return _str(tlib.bosch_torch_model_identity(self._handle))
+
+    @property
     def param_bytes(self) -> int:
         """Bytes of the parameters on the device (tied embeddings counted once)."""
         return self._memory()[0]
@@ -507,6 +513,14 @@ class Evaluator(Handle):
 
     def set_prefix_cache(self, on: bool = True) -> "Evaluator":
         self._check(tlib.bosch_torch_evaluator_set_prefix_cache(self._handle, 1 if on else 0))
+        return self
+
+    def identify(self, optimizer) -> "Evaluator":
+        """Sets the optimizer's run identity to this evaluator's model, task,
+        metric, window, sink and dtype (bosch_torch_evaluator_identify): a
+        journal resumed with any of them changed is refused."""
+        check_status(tlib.bosch_torch_evaluator_identify(self._handle, optimizer._handle),
+                     optimizer._last_error)
         return self
 
     def score_batch(self, masks) -> list[float]:

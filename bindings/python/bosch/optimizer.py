@@ -646,6 +646,20 @@ class Optimizer:
             return d.value
         return self.get_option(name)
 
+    def set_run_identity(self, key: str, value: str | None) -> "Optimizer":
+        """What identifies the run beyond the optimizer's settings (model,
+        task, evaluator parameters): journaled as "identity.<key>", so a
+        resume with another value is refused naming the key
+        (bosch_set_run_identity). None removes the key."""
+        self._check(lib.bosch_set_run_identity(
+            self._handle, key.encode(), None if value is None else str(value).encode()))
+        return self
+
+    def get_run_identity(self, key: str) -> str | None:
+        """The value set for `key`, None when unset."""
+        v = lib.bosch_get_run_identity(self._handle, key.encode())
+        return None if v is None else v.decode()
+
     def set_priors(self, importance) -> "Optimizer":
         """Per-unit priors the host already has (FISHER, single-unit ablation):
         one finite value per unit, higher = more harm when the unit becomes

@@ -419,3 +419,31 @@ def test_example_script(tmp_path):
     assert "search: BOSCH_" in proc.stdout and "locality baseline" in proc.stdout
     sel = bosch.Selection.read(f"{out}.json")
     assert sel.swa_units == 8 and sel.settings["metric"] == "logprob"
+
+
+def test_run_identity_refuses_another_task_on_resume(model, task, tmp_path):
+    # The evaluator's identity goes into the journal: a resume with another
+    # metric or task is refused naming the key; the same evaluator resumes.
+    ident = model.identity
+    assert re.fullmatch(r"xxh3:[0-9a-f]{16}-[0-9a-f]{16}", ident), ident
+    with backend.Model(ORGANISM, device="cpu", dtype="f32") as again:
+        assert again.identity == ident  # same files, same identity
+    path = tmp_path / "j.bin"
+
+    def run(metric, t, budget=12):
+        with backend.Evaluator(model, t, window=WINDOW, sink=SINK, metric=metric) as ev:
+            opt = bosch.Optimizer(model.problem(ratio=0.5), seed=1, budget=budget)
+            opt.set_journal(path, mode="auto")
+            ev.identify(opt)
+            assert opt.get_run_identity("torch.model") == ident
+            assert opt.get_run_identity("torch.metric") == metric
+            return opt.optimize(batch_evaluator=ev)
+
+    first = run("logprob", task)
+    with pytest.raises(bosch.JournalMismatchError, match=r"identity\.torch\.metric"):
+        run("exact", task)
+    with backend.Task.niah(model.vocab, 64, 2, seed=9) as other:
+        with pytest.raises(bosch.JournalMismatchError, match=r"identity\.torch\.task"):
+            run("logprob", other)
+    again = run("logprob", task)
+    assert again.replayed == first.total_evaluations
