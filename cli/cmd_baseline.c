@@ -227,7 +227,7 @@ int cmd_baseline(int argc, char **argv)
         errorf("baseline: --kind " BASELINE_KINDS " is required");
         return EXIT_USAGE;
     }
-    if (model_setup(&s, 0))
+    if (model_setup(&s, 0) || check_output_prefix(s.out))
         return EXIT_ERROR;
     return run_baseline(&s);
 #endif

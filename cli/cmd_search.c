@@ -224,7 +224,7 @@ int cmd_search(int argc, char **argv)
 #ifndef BOSCH_CLI_TORCH
     return no_backend(argv[0]);
 #else
-    if (model_setup(&s, 0))
+    if (model_setup(&s, 0) || check_output_prefix(s.out))
         return EXIT_ERROR;
     return run_search(&s);
 #endif

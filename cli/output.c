@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 char *path_with(const char *prefix, const char *suffix)
 {
@@ -76,6 +77,35 @@ int record_run(bosch_selection *sel, const struct settings *s, const char *metho
         return EXIT_ERROR;
     }
     return 0;
+}
+
+int check_output_prefix(const char *prefix)
+{
+    /* The directory of PREFIX: a file made and removed there is the one
+     * test that also holds for root and read-only mounts. */
+    const char *slash = strrchr(prefix, '/');
+    size_t n = !slash ? 1 : slash == prefix ? 1 : (size_t)(slash - prefix);
+    char *dir = malloc(n + 1), *probe = malloc(n + 32);
+    if (!dir || !probe) {
+        free(dir);
+        free(probe);
+        errorf("out of memory");
+        return -1;
+    }
+    snprintf(dir, n + 1, "%s", !slash ? "." : slash == prefix ? "/" : prefix);
+    snprintf(probe, n + 32, "%s/.bosch-out-XXXXXX", dir);
+    int fd = mkstemp(probe), rc = 0;
+    if (fd < 0) {
+        errorf("cannot write the outputs %s.json, .tsv, .svg: directory '%s': %s", prefix, dir,
+               strerror(errno));
+        rc = -1;
+    } else {
+        close(fd);
+        unlink(probe);
+    }
+    free(dir);
+    free(probe);
+    return rc;
 }
 
 int write_outputs(const bosch_selection *sel, const char *prefix)

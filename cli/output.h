@@ -13,6 +13,11 @@ char *path_with(const char *prefix, const char *suffix);
  * after a message. */
 int record_run(bosch_selection *sel, const struct settings *s, const char *method);
 
+/* Before any work: whether PREFIX's directory takes new files (a file is
+ * made and removed there). 0, or -1 after a message with the system's
+ * reason. */
+int check_output_prefix(const char *prefix);
+
 /* Writes PREFIX.json, .tsv, .svg (the history is written by the caller).
  * 0, or -1 after a message. */
 int write_outputs(const bosch_selection *sel, const char *prefix);

@@ -289,6 +289,11 @@ cmp -s "$T/ma" "$T/mb" || fail "journaled run gives another mask"
 cmp -s "$T/mb" "$T/mc" || fail "resumed run gives another mask"
 # json-c's pretty printer puts no space after ':'; compare without blanks
 flat "$T/c.json" | grep -q '"replayed":[1-9]' || fail "resumed run replayed nothing"
+# An output directory that cannot take files is refused before the search.
+expect 1 "cannot write the outputs $T/none/x.json, .tsv, .svg: directory '$T/none': No such file or directory" \
+    "$BOSCH" search $COMMON --budget 30 --out "$T/none/x"
+grep -q "evaluations" "$T/out" && fail "search ran before refusing an unwritable --out"
+expect 1 "directory '$T/none': No such file" "$BOSCH" baseline --kind rand $COMMON --out "$T/none/y"
 # The journal knows its run: another metric, window, task or model is
 # refused, naming what differs, before anything is evaluated.
 expect 1 'identity.torch.metric (journal "logprob", now "exact")' "$BOSCH" search \
