@@ -21,6 +21,9 @@ struct Qwen3Config {
     // attention over sliding_window tokens (0 when no layer slides).
     std::vector<uint8_t> layer_sliding;
     int64_t sliding_window = 0;
+    // max_position_embeddings when the config gives it (0: not given):
+    // longer prompts are refused (check_task).
+    int64_t max_position_embeddings = 0;
 };
 
 using TensorMap = std::map<std::string, torch::Tensor>;

@@ -284,6 +284,13 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
     err = read_sliding_layers(r, cfg);
     if (!err.empty())
         return P + ": " + err;
+    if (json_object *m = field(r, "max_position_embeddings")) {
+        if (json_object_get_type(m) != json_type_int || json_object_get_int64(m) < 1)
+            return std::string(P + ": field max_position_embeddings must be a positive integer "
+                                   "(got ") +
+                   json_object_to_json_string(m) + ")";
+        cfg.max_position_embeddings = json_object_get_int64(m);
+    }
     return "";
 }
 

@@ -98,6 +98,13 @@ void check_task(const Model &m, const Task &task, const Window &w) {
                 if (t < 0 || int64_t(t) >= m.vocab())
                     invalid("task sample " + std::to_string(i) + " has token " + std::to_string(t) +
                             " outside the vocabulary [0, " + std::to_string(m.vocab()) + ")");
+        // The forward sees prompt + answer - 1 positions (teacher forcing).
+        const int64_t len = int64_t(s.prompt.size() + s.answer.size()) - 1;
+        const int64_t cap = m.config().max_position_embeddings;
+        if (cap > 0 && len > cap)
+            invalid("task sample " + std::to_string(i) + " needs " + std::to_string(len) +
+                    " positions, more than the model's max_position_embeddings (" +
+                    std::to_string(cap) + ")");
     }
 }
 

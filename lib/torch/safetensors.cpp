@@ -11,6 +11,8 @@
 #include "json_util.hpp"
 
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -379,6 +381,32 @@ std::string check_weights(const Qwen3Config &cfg, const TensorMap &w) {
     if (missing)
         return "missing tensor " + first_missing + " (expected shape " + first_missing_shape + ")" +
                (missing > 1 ? " and " + std::to_string(missing - 1) + " more" : std::string());
+    // Weights of layers the config does not have: the config contradicts
+    // the checkpoint (a forward would silently drop those layers).
+    int64_t top = -1;
+    for (const auto &kv : w) {
+        const std::string &n = kv.first;
+        static const std::string pre = "model.layers.";
+        if (n.compare(0, pre.size(), pre) != 0)
+            continue;
+        char *end = nullptr;
+        long long l = std::strtoll(n.c_str() + pre.size(), &end, 10);
+        if (end != n.c_str() + pre.size() && *end == '.' && l > top)
+            top = l;
+    }
+    if (top >= cfg.num_hidden_layers)
+        return "config.json says num_hidden_layers " + std::to_string(cfg.num_hidden_layers) +
+               " but the weights hold layers up to model.layers." + std::to_string(top) +
+               " (the config contradicts the checkpoint)";
+    // Non-finite weights, named now rather than as a NaN score later. A sum
+    // in f64 is non-finite exactly when a NaN or an infinity is in it (the
+    // magnitudes of real weights cannot overflow it) and needs no temporary
+    // of the tensor's size.
+    for (const auto &n : need) {
+        const torch::Tensor &t = w.at(n.first);
+        if (t.numel() && !std::isfinite(t.sum(torch::kFloat64).item<double>()))
+            return "tensor " + n.first + " holds NaN or infinite values";
+    }
     return "";
 }
 

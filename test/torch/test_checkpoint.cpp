@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include <cstdint>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -856,6 +857,19 @@ static void test_weights_check() {
     Qwen3Config c3 = c;
     c3.num_hidden_layers = 3;
     EXPECT_ERR(check_weights(c3, w), "model.layers.2.");
+    // A config with fewer layers than the weights contradicts them.
+    Qwen3Config c1 = c;
+    c1.num_hidden_layers = 1;
+    EXPECT_ERR(check_weights(c1, w), "num_hidden_layers 1", "model.layers.1",
+               "contradicts the checkpoint");
+    // Non-finite weights are named at load.
+    for (float bad : {NAN, INFINITY, -INFINITY}) {
+        m = w;
+        m["model.layers.1.mlp.down_proj.weight"] = m["model.layers.1.mlp.down_proj.weight"].clone();
+        m["model.layers.1.mlp.down_proj.weight"][3][5] = bad;
+        EXPECT_ERR(check_weights(c, m), "tensor model.layers.1.mlp.down_proj.weight",
+                   "NaN or infinite");
+    }
     // Extra tensors are ignored.
     m = w;
     m["model.layers.0.self_attn.rotary_emb.inv_freq"] = torch::zeros({4});

@@ -15,7 +15,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <json-c/json.h>
+#include <sstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -1296,6 +1298,46 @@ static void test_banded_equals_masked(const std::string &dir) {
                 mattered);
 }
 
+// Prompts longer than the model's max_position_embeddings are refused when
+// the evaluator opens, naming the sample and both lengths.
+static void test_max_positions() {
+    TinySpec spec = gqa_spec();
+    const std::string dir = write_model("maxpos", spec);
+    std::string cfg;
+    {
+        std::ifstream f(dir + "/config.json");
+        std::stringstream ss;
+        ss << f.rdbuf();
+        cfg = ss.str();
+    }
+    const std::string from = "\"max_position_embeddings\": 40960";
+    const size_t at = cfg.find(from);
+    EXPECT(at != std::string::npos);
+    if (at == std::string::npos)
+        return;
+    cfg.replace(at, from.size(), "\"max_position_embeddings\": 40");
+    std::ofstream(dir + "/config.json") << cfg;
+    bosch_torch_model *m = nullptr;
+    EXPECT_ST(created(m = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
+                                                 BOSCH_TORCH_DTYPE_F32)),
+              BOSCH_OK);
+    bosch_torch_task *fits = nullptr, *longer = nullptr;
+    EXPECT_ST(created(fits = bosch_torch_task_create_niah(50, 38, 2, 1, 2, 2, 0.0, 1.0, 5)),
+              BOSCH_OK);
+    EXPECT_ST(created(longer = bosch_torch_task_create_niah(50, 48, 2, 1, 2, 2, 0.0, 1.0, 5)),
+              BOSCH_OK);
+    bosch_torch_evaluator *e = nullptr;
+    EXPECT_ST(created(e = bosch_torch_evaluator_open(m, fits, 8, 0, 0)), BOSCH_OK);
+    bosch_torch_evaluator_free(e);
+    EXPECT_ST(created(e = bosch_torch_evaluator_open(m, longer, 8, 0, 0)), BOSCH_E_INVALID);
+    EXPECT_MSG("task sample 0 needs");
+    EXPECT_MSG("more than the model's max_position_embeddings (40)");
+    bosch_torch_evaluator_free(e);
+    bosch_torch_task_free(fits);
+    bosch_torch_task_free(longer);
+    bosch_torch_model_free(m);
+}
+
 // Results do not depend on libtorch's thread count (torch.h): logits of a
 // model large enough for libtorch to split its element-wise ops and softmax
 // (tensors above its grain size) are bit-identical at 1 and 2 threads.
@@ -1358,6 +1400,7 @@ int main() {
         test_hybrid(dir);
         test_banded_equals_masked(dir);
         test_threads_same_result();
+        test_max_positions();
         test_gqa_mapping(gqa_spec());
         test_niah();
         test_niah_ids();
