@@ -149,6 +149,8 @@ static int default_numbers(struct settings *s, json_object *root, const char *pa
 /* Settings a model directory may suggest in bosch.json (all optional):
  *   {"calib": "calib.jsonl", "heldout": "heldout.jsonl", "window": 32,
  *    "sink": 4, "metric": "exact", "budget": 300}
+ * (and heldout_multi / heldout_two_hop, further held-out tasks); any other
+ * key is an error.
  * calib is the default task of search and baseline, heldout that of eval
  * (paths relative to the directory). Command-line options win. 0 or
  * EXIT_ERROR after a message. */
@@ -164,9 +166,27 @@ static int apply_model_defaults(struct settings *s, const char *dir, int for_eva
         return 0; /* no suggestions: plain checkpoint */
     json_object *root = json_object_from_file(path);
     if (!root || !json_object_is_type(root, json_type_object)) {
-        errorf("%s: not a JSON object (%s)", path, json_util_get_last_err());
+        errorf("%s: not a JSON object (unreadable, invalid JSON or another type)", path);
         json_object_put(root);
         return EXIT_ERROR;
+    }
+    /* Every key must be one this command knows: a typo ("windw") would
+     * otherwise be ignored and the default used. */
+    static const char *const known[] = {"calib", "heldout", "heldout_multi", "heldout_two_hop",
+                                        "window", "sink", "metric", "budget"};
+    json_object_object_foreach(root, key, val)
+    {
+        (void)val;
+        size_t k = 0;
+        while (k < sizeof known / sizeof known[0] && strcmp(key, known[k]))
+            k++;
+        if (k == sizeof known / sizeof known[0]) {
+            errorf("%s: unknown key \"%s\" (known: calib, heldout, heldout_multi, "
+                   "heldout_two_hop, window, sink, metric, budget)",
+                   path, key);
+            json_object_put(root);
+            return EXIT_ERROR;
+        }
     }
     int status = default_task(s, root, path, dir, for_eval ? "heldout" : "calib");
     if (!status)

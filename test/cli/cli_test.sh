@@ -360,6 +360,9 @@ expect 0 "window 5" "$BOSCH" search --model "$T/sugg" --device cpu --window 5 --
 expect 0 "task niah" "$BOSCH" search --model "$T/sugg" --device cpu --niah --context 64 --samples 2 --budget 12 --out "$T/g3"
 echo '{"window": "wide"}' >"$T/sugg/bosch.json"
 expect 1 "bosch.json: \"window\"" "$BOSCH" search --model "$T/sugg" --device cpu --out "$T/g4"
+echo '{"windw": 6}' >"$T/sugg/bosch.json"
+expect 1 'bosch.json: unknown key "windw" (known: calib' "$BOSCH" search --model "$T/sugg" \
+    --device cpu --out "$T/g4"
 echo '{"calib": ' >"$T/sugg/bosch.json"
 expect 1 "bosch.json: not a JSON object" "$BOSCH" search --model "$T/sugg" --device cpu --out "$T/g4"
 [ -e "$T/g4.json" ] && fail "a malformed bosch.json still wrote outputs"
