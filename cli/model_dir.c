@@ -203,5 +203,16 @@ int model_setup(struct settings *s, int for_eval)
     s->model = dir;
     if (!s->task)
         s->niah = 1;
+    /* A generated task's size, checked before anything is allocated: its
+     * token ids alone take samples x context x 4 bytes, and a forward over
+     * it far more. */
+    const unsigned long long tokens = (unsigned long long)s->samples * s->context;
+    const unsigned long long cap = 1ull << 26;
+    if ((s->niah || (s->task && !strncmp(s->task, "ruler:", 6))) && tokens > cap) {
+        errorf("--samples %u x --context %u = %llu tokens: a generated task is limited to %llu "
+               "tokens (fewer samples or a shorter context)",
+               s->samples, s->context, tokens, cap);
+        return EXIT_ERROR;
+    }
     return 0;
 }

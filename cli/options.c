@@ -223,7 +223,7 @@ static const char *apply_model_option(struct settings *s, int id, const char *ar
     case O_CONTEXT:
         s->context_given = 1;
         return parse_uint(arg, 8, 1u << 24, &s->context) ? "--context (8..16777216)" : NULL;
-    case O_SAMPLES: return parse_uint(arg, 1, 1u << 20, &s->samples) ? "--samples (>= 1)" : NULL;
+    case O_SAMPLES: return parse_uint(arg, 1, 1u << 16, &s->samples) ? "--samples (1..65536)" : NULL;
     case O_NEEDLES: return parse_uint(arg, 1, 1024, &s->needles) ? "--needles (1..1024)" : NULL;
     case O_KEYLEN: return parse_uint(arg, 1, 64, &s->key_len) ? "--key-len (1..64)" : NULL;
     case O_VALLEN: return parse_uint(arg, 1, 64, &s->value_len) ? "--value-len (1..64)" : NULL;

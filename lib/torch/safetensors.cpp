@@ -336,6 +336,29 @@ std::string load_weights(const std::string &dir, TensorMap &out) {
 std::string check_weights(const Qwen3Config &cfg, const TensorMap &w) {
     const int64_t V = cfg.vocab_size, H = cfg.hidden_size, I = cfg.intermediate_size,
                   nH = cfg.num_attention_heads, nKV = cfg.num_key_value_heads, hd = cfg.head_dim;
+    // The layer count against the weights first (before the list below,
+    // which a config claiming millions of layers would make huge): weights
+    // of layers the config lacks would be dropped silently, layers the
+    // weights lack cannot run.
+    int64_t top = -1;
+    for (const auto &kv : w) {
+        const std::string &n = kv.first;
+        static const std::string pre = "model.layers.";
+        if (n.compare(0, pre.size(), pre) != 0)
+            continue;
+        char *end = nullptr;
+        long long l = std::strtoll(n.c_str() + pre.size(), &end, 10);
+        if (end != n.c_str() + pre.size() && *end == '.' && l > top)
+            top = l;
+    }
+    if (top + 1 != cfg.num_hidden_layers)
+        return "config.json says num_hidden_layers " + std::to_string(cfg.num_hidden_layers) +
+               " but the weights hold " +
+               (top < 0 ? std::string("no layers")
+                        : "layers up to model.layers." + std::to_string(top)) +
+               (top + 1 < cfg.num_hidden_layers
+                    ? " (model.layers." + std::to_string(top + 1) + ".* is missing)"
+                    : std::string(" (the config contradicts the checkpoint)"));
     std::vector<std::pair<std::string, std::vector<int64_t>>> need;
     need.push_back({"model.embed_tokens.weight", {V, H}});
     for (int64_t l = 0; l < cfg.num_hidden_layers; l++) {
@@ -381,23 +404,6 @@ std::string check_weights(const Qwen3Config &cfg, const TensorMap &w) {
     if (missing)
         return "missing tensor " + first_missing + " (expected shape " + first_missing_shape + ")" +
                (missing > 1 ? " and " + std::to_string(missing - 1) + " more" : std::string());
-    // Weights of layers the config does not have: the config contradicts
-    // the checkpoint (a forward would silently drop those layers).
-    int64_t top = -1;
-    for (const auto &kv : w) {
-        const std::string &n = kv.first;
-        static const std::string pre = "model.layers.";
-        if (n.compare(0, pre.size(), pre) != 0)
-            continue;
-        char *end = nullptr;
-        long long l = std::strtoll(n.c_str() + pre.size(), &end, 10);
-        if (end != n.c_str() + pre.size() && *end == '.' && l > top)
-            top = l;
-    }
-    if (top >= cfg.num_hidden_layers)
-        return "config.json says num_hidden_layers " + std::to_string(cfg.num_hidden_layers) +
-               " but the weights hold layers up to model.layers." + std::to_string(top) +
-               " (the config contradicts the checkpoint)";
     // Non-finite weights, named now rather than as a NaN score later. A sum
     // in f64 is non-finite exactly when a NaN or an infinity is in it (the
     // magnitudes of real weights cannot overflow it) and needs no temporary

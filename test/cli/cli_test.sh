@@ -33,6 +33,7 @@ if [ "$MODE" = basic ]; then
     expect 2 "unknown option '--bogus'" "$BOSCH" search --bogus
     expect 2 "bad value '2' for --ratio" "$BOSCH" search --ratio 2
     expect 2 "bad value 'x' for --budget" "$BOSCH" search --budget x
+    expect 2 "bad value '1048576' for --samples (1..65536)" "$BOSCH" search --samples 1048576
     expect 2 "needs a value" "$BOSCH" search --model
     expect 2 "exclude each other" "$BOSCH" search --niah --task t.jsonl
     expect 2 "bad value 'foo' for --kind" "$BOSCH" baseline --kind foo
@@ -289,6 +290,9 @@ cmp -s "$T/ma" "$T/mb" || fail "journaled run gives another mask"
 cmp -s "$T/mb" "$T/mc" || fail "resumed run gives another mask"
 # json-c's pretty printer puts no space after ':'; compare without blanks
 flat "$T/c.json" | grep -q '"replayed":[1-9]' || fail "resumed run replayed nothing"
+# A generated task too large for memory is refused before it is made.
+expect 1 "--samples 2048 x --context 65536 = 134217728 tokens: a generated task is limited to 67108864" \
+    "$BOSCH" search --model "$T/model" --niah --context 65536 --samples 2048 --device cpu
 # An output directory that cannot take files is refused before the search.
 expect 1 "cannot write the outputs $T/none/x.json, .tsv, .svg: directory '$T/none': No such file or directory" \
     "$BOSCH" search $COMMON --budget 30 --out "$T/none/x"

@@ -857,6 +857,11 @@ static void test_weights_check() {
     Qwen3Config c3 = c;
     c3.num_hidden_layers = 3;
     EXPECT_ERR(check_weights(c3, w), "model.layers.2.");
+    // A config claiming millions of layers is refused at once, without a
+    // list of the tensors it would need.
+    Qwen3Config huge = c;
+    huge.num_hidden_layers = 16777216;
+    EXPECT_ERR(check_weights(huge, w), "num_hidden_layers 16777216", "model.layers.2.* is missing");
     // A config with fewer layers than the weights contradicts them.
     Qwen3Config c1 = c;
     c1.num_hidden_layers = 1;
