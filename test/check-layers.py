@@ -27,7 +27,7 @@ ALLOWED = {
     "session": {"core", "util", "journal", "search", "strategies", "lns"},
     "baselines": {"core"},
     "testbed": {"core"},
-    "selection": {"core"},
+    "selection": {"core", "util"},  # util: atomic file replacement
     "torch": {"core", "text"},
     "text": set(),
 }

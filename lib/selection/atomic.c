@@ -22,89 +22,45 @@ char *sel_join(const char *dir, const char *name)
     return p;
 }
 
-int sel_tmp_open(const bosch_selection *s, struct sel_tmp *t, const char *path, const char *fn)
+int sel_tmp_open(const bosch_selection *s, afile *t, const char *path, const char *fn)
 {
-    memset(t, 0, sizeof *t);
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = slash ? slash + 1 : path;
-    size_t n = strlen(path) + 16;
-    t->tmp = malloc(n);
-    t->path = malloc(strlen(path) + 1);
-    if (!t->tmp || !t->path) {
-        sel_tmp_discard(t);
+    int err = afile_open(t, path);
+    if (err == ENOMEM)
         return sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
-    }
-    strcpy(t->path, path);
-    snprintf(t->tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
-    int fd = mkstemp(t->tmp);
-    if (fd < 0) {
-        int err = errno;
-        free(t->tmp);
-        t->tmp = NULL;
-        sel_tmp_discard(t);
-        return sel_io_fail(s, err, fn, "write", path);
-    }
-    /* mkstemp makes the file 0600; model files are meant to be read by others. */
-    if (fchmod(fd, 0644) != 0 || !(t->f = fdopen(fd, "w"))) {
-        int err = errno;
-        close(fd);
-        sel_tmp_discard(t);
-        return sel_io_fail(s, err, fn, "write", path);
+    if (err) {
+        sel_io_fail(s, err, fn, "write", path);
+        errno = err;
+        return BOSCH_E_IO;
     }
     return BOSCH_OK;
 }
 
-int sel_tmp_close(const bosch_selection *s, struct sel_tmp *t, const char *fn)
+/* sel_io_fail for step `what` of t, then the temporary removed. */
+static int tmp_fail(const bosch_selection *s, afile *t, int err, const char *fn,
+                    const char *what)
 {
-    FILE *f = t->f;
-    t->f = NULL;
-    int bad = ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0;
-    int err = bad ? (errno ? errno : EIO) : 0;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        err = errno;
-    }
-    if (!bad)
-        return BOSCH_OK;
-    char *path = t->path;
-    t->path = NULL;
-    sel_tmp_discard(t);
-    sel_io_fail(s, err, fn, "write", path);
-    free(path);
+    sel_io_fail(s, err, fn, what, t->path);
+    afile_discard(t);
     errno = err;
     return BOSCH_E_IO;
 }
 
-int sel_tmp_commit(const bosch_selection *s, struct sel_tmp *t, const char *fn)
+int sel_tmp_close(const bosch_selection *s, afile *t, const char *fn)
 {
-    if (rename(t->tmp, t->path) != 0) {
-        int err = errno;
-        char *path = t->path;
-        t->path = NULL;
-        sel_tmp_discard(t);
-        sel_io_fail(s, err, fn, "replace", path);
-        free(path);
-        errno = err;
-        return BOSCH_E_IO;
-    }
-    free(t->tmp);
-    t->tmp = NULL;
+    int err = afile_close(t);
+    return err ? tmp_fail(s, t, err, fn, "write") : BOSCH_OK;
+}
+
+int sel_tmp_commit(const bosch_selection *s, afile *t, const char *fn)
+{
+    int err = afile_rename(t);
+    if (err)
+        return tmp_fail(s, t, err, fn, "replace");
+    afile_discard(t);
     return BOSCH_OK;
 }
 
-void sel_tmp_discard(struct sel_tmp *t)
-{
-    int err = errno; /* keep the failing call's errno for the caller */
-    if (t->f)
-        fclose(t->f);
-    if (t->tmp)
-        unlink(t->tmp);
-    free(t->tmp);
-    free(t->path);
-    memset(t, 0, sizeof *t);
-    errno = err;
-}
+void sel_tmp_discard(afile *t) { afile_discard(t); }
 
 int sel_ensure_dir(const bosch_selection *s, const char *dir, const char *fn)
 {

@@ -55,7 +55,7 @@ static json_object *duo_config(const bosch_selection *s)
 static int write_both(const bosch_selection *s, const char *tsv_path, const char *cfg_path,
                       const char *cfg_text)
 {
-    struct sel_tmp tsv, cfg;
+    afile tsv, cfg;
     int rc = sel_tmp_open(s, &tsv, tsv_path, FN);
     if (rc)
         return rc;

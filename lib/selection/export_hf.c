@@ -172,7 +172,7 @@ int bosch_selection_export_hf(const bosch_selection *s, const char *source_confi
     const char *text = rc ? NULL : json_object_to_json_string_ext(cfg, JSON_FLAGS);
     if (rc == BOSCH_OK && !text)
         rc = sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
-    struct sel_tmp t;
+    afile t;
     if (rc == BOSCH_OK && (rc = sel_tmp_open(s, &t, out_config, FN)) == BOSCH_OK) {
         fputs(text, t.f);
         fputc('\n', t.f);

@@ -7,7 +7,7 @@
 
 #include "selection/selection_impl.h"
 
-FILE *sel_open_out(const bosch_selection *s, struct sel_tmp *t, const char *path, const char *fn)
+FILE *sel_open_out(const bosch_selection *s, afile *t, const char *path, const char *fn)
 {
     memset(t, 0, sizeof *t);
     if (!s || !path) {
@@ -17,7 +17,7 @@ FILE *sel_open_out(const bosch_selection *s, struct sel_tmp *t, const char *path
     return sel_tmp_open(s, t, path, fn) == BOSCH_OK ? t->f : NULL;
 }
 
-int sel_close_out(const bosch_selection *s, struct sel_tmp *t, const char *fn)
+int sel_close_out(const bosch_selection *s, afile *t, const char *fn)
 {
     int rc = sel_tmp_close(s, t, fn);
     if (rc == BOSCH_OK)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "bosch/bosch.h"
+#include "util/atomic_file.h"
 
 struct setting {
     char *key; /* "name" or "group.name" */
@@ -65,34 +66,29 @@ const char *sel_setting_key_problem(const bosch_selection *s, const char *key);
  * syncs it and renames it over `path`: BOSCH_OK, or BOSCH_E_IO after
  * sel_fail when a write, the close or the rename failed (errno kept; the
  * temporary removed, an earlier `path` left as it was). */
-struct sel_tmp;
-FILE *sel_open_out(const bosch_selection *s, struct sel_tmp *t, const char *path, const char *fn);
-int sel_close_out(const bosch_selection *s, struct sel_tmp *t, const char *fn);
+FILE *sel_open_out(const bosch_selection *s, afile *t, const char *path, const char *fn);
+int sel_close_out(const bosch_selection *s, afile *t, const char *fn);
 
 /* The TSV body: one line per layer, one tab-separated value per KV group,
  * 1 = full (write.c). */
 void sel_put_tsv(FILE *f, const bosch_selection *s);
 
-/* Atomic file replacement (atomic.c): a file is written under a temporary
- * name in its own directory (".NAME.XXXXXX", which the HF export's links
- * skip), flushed and synced, then renamed over PATH, so a reader never sees
- * half a file and a failure leaves no temporary behind. */
-struct sel_tmp {
-    FILE *f;    /* open while writing; NULL after sel_tmp_close */
-    char *tmp;  /* temporary path (malloc'ed), NULL when none */
-    char *path; /* final path (malloc'ed) */
-};
+/* Atomic file replacement (atomic.c, over util/atomic_file.h): a file is
+ * written under a temporary name in its own directory (".NAME.XXXXXX",
+ * which the HF export's links skip), flushed and synced, then renamed over
+ * PATH, so a reader never sees half a file and a failure leaves no
+ * temporary behind. These add the selection's error messages. */
 /* Creates the temporary of `path`. BOSCH_OK, or BOSCH_E_IO/NOMEM after
  * sel_fail naming `fn` (errno kept); *t then holds nothing. */
-int sel_tmp_open(const bosch_selection *s, struct sel_tmp *t, const char *path, const char *fn);
+int sel_tmp_open(const bosch_selection *s, afile *t, const char *path, const char *fn);
 /* Flushes, syncs and closes; any earlier write error counts. On failure
  * the temporary is removed (sel_fail, errno kept). */
-int sel_tmp_close(const bosch_selection *s, struct sel_tmp *t, const char *fn);
+int sel_tmp_close(const bosch_selection *s, afile *t, const char *fn);
 /* Renames a closed temporary over its path; on failure removes it. */
-int sel_tmp_commit(const bosch_selection *s, struct sel_tmp *t, const char *fn);
+int sel_tmp_commit(const bosch_selection *s, afile *t, const char *fn);
 /* Removes whatever is left (open or closed temporary) and frees *t; safe on
  * a zeroed or already committed *t. */
-void sel_tmp_discard(struct sel_tmp *t);
+void sel_tmp_discard(afile *t);
 /* Makes directory `dir` (one level) unless it exists; BOSCH_E_IO when it
  * cannot be made or exists as something else (errno ENOTDIR). */
 int sel_ensure_dir(const bosch_selection *s, const char *dir, const char *fn);

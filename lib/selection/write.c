@@ -176,7 +176,7 @@ int bosch_selection_write_json(const bosch_selection *s, const char *path)
         json_object_put(root);
         return sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
     }
-    struct sel_tmp t;
+    afile t;
     FILE *f = sel_open_out(s, &t, path, fn);
     if (f)
         fputs(text, f);
@@ -195,7 +195,7 @@ void sel_put_tsv(FILE *f, const bosch_selection *s)
 int bosch_selection_write_tsv(const bosch_selection *s, const char *path)
 {
     static const char fn[] = "bosch_selection_write_tsv";
-    struct sel_tmp t;
+    afile t;
     FILE *f = sel_open_out(s, &t, path, fn);
     if (!f)
         return s && path ? BOSCH_E_IO : BOSCH_E_INVALID;

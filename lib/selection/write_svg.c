@@ -328,7 +328,7 @@ static void draw_legend(FILE *f, const struct layout *L)
 int bosch_selection_write_svg(const bosch_selection *s, const char *path)
 {
     static const char fn[] = "bosch_selection_write_svg";
-    struct sel_tmp t;
+    afile t;
     FILE *f = sel_open_out(s, &t, path, fn);
     if (!f)
         return s && path ? BOSCH_E_IO : BOSCH_E_INVALID;

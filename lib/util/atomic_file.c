@@ -41,30 +41,38 @@ int afile_open(afile *a, const char *path)
     return 0;
 }
 
-int afile_commit(afile *a)
+int afile_close(afile *a)
 {
     FILE *f = a->f;
     a->f = NULL;
     int bad = ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0;
     int err = bad ? (errno ? errno : EIO) : 0;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        err = errno;
-    }
-    if (!bad && rename(a->tmp, a->path) != 0) {
-        bad = 1;
-        err = errno;
-    }
-    if (!bad) {
-        free(a->tmp);
-        a->tmp = NULL;
-    }
+    if (fclose(f) != 0 && !bad)
+        err = errno ? errno : EIO;
+    return err;
+}
+
+int afile_rename(afile *a)
+{
+    if (rename(a->tmp, a->path) != 0)
+        return errno;
+    free(a->tmp);
+    a->tmp = NULL; /* nothing left to remove */
+    return 0;
+}
+
+int afile_commit(afile *a)
+{
+    int err = afile_close(a);
+    if (!err)
+        err = afile_rename(a);
     afile_discard(a);
     return err;
 }
 
 void afile_discard(afile *a)
 {
+    int err = errno;
     if (a->f)
         fclose(a->f);
     if (a->tmp)
@@ -72,4 +80,5 @@ void afile_discard(afile *a)
     free(a->tmp);
     free(a->path);
     memset(a, 0, sizeof *a);
+    errno = err;
 }

@@ -7,18 +7,24 @@
 
 #include <stdio.h>
 
-typedef struct {
-    FILE *f;    /* write here between afile_open and afile_commit */
-    char *tmp;  /* the temporary's path */
+typedef struct afile {
+    FILE *f;    /* write here between afile_open and afile_close */
+    char *tmp;  /* the temporary's path, NULL when there is none */
     char *path; /* the target */
 } afile;
 
 /* 0, or an errno value (then *a holds nothing). The file gets mode 0644. */
 int afile_open(afile *a, const char *path);
-/* Flushes, syncs, closes and renames; any earlier write error counts.
- * 0, or the errno value of the first failure (the temporary removed). */
+/* Flushes, syncs and closes the temporary; any earlier write error counts.
+ * 0, or the errno value of the first failure. */
+int afile_close(afile *a);
+/* Renames a closed temporary over its target. 0, or the errno value. */
+int afile_rename(afile *a);
+/* afile_close, afile_rename, then afile_discard (always): 0, or the errno
+ * value of the first failure (the temporary removed). */
 int afile_commit(afile *a);
-/* Removes the temporary and frees *a; safe after a commit or a failed open. */
+/* Removes the temporary (unless renamed) and frees *a; safe on an emptied
+ * *a, after a failed open or a commit. Keeps errno. */
 void afile_discard(afile *a);
 
 #endif
