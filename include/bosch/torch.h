@@ -94,7 +94,11 @@ BOSCH_TORCH_API int bosch_torch_cuda_available(void);
 /* libtorch's intra-op threads (at::set_num_threads: what OMP_NUM_THREADS
  * sets at start-up) for the whole process: every model and evaluator of it.
  * Results do not depend on the count. BOSCH_E_INVALID for 0. Not to be
- * called while a forward runs on another thread. */
+ * called while a forward runs on another thread. The library never changes
+ * the count (nor any thread setting) on its own: on the CPU, more threads
+ * help only with OMP_WAIT_POLICY=PASSIVE and OPENBLAS_THREAD_TIMEOUT set
+ * before libtorch loads, as the bosch command and the Python package do
+ * (docs/torch.md, "Threads"). */
 BOSCH_TORCH_API int bosch_torch_set_threads(uint32_t threads);
 /* The current count (at::get_num_threads). */
 BOSCH_TORCH_API uint32_t bosch_torch_threads(void);
