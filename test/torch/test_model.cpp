@@ -15,9 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <json-c/json.h>
-#include <sstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -1303,20 +1301,14 @@ static void test_banded_equals_masked(const std::string &dir) {
 static void test_max_positions() {
     TinySpec spec = gqa_spec();
     const std::string dir = write_model("maxpos", spec);
-    std::string cfg;
-    {
-        std::ifstream f(dir + "/config.json");
-        std::stringstream ss;
-        ss << f.rdbuf();
-        cfg = ss.str();
-    }
+    std::string cfg = read_file(dir + "/config.json");
     const std::string from = "\"max_position_embeddings\": 40960";
     const size_t at = cfg.find(from);
     EXPECT(at != std::string::npos);
     if (at == std::string::npos)
         return;
     cfg.replace(at, from.size(), "\"max_position_embeddings\": 40");
-    std::ofstream(dir + "/config.json") << cfg;
+    EXPECT(write_file(dir + "/config.json", cfg).empty());
     bosch_torch_model *m = nullptr;
     EXPECT_ST(created(m = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
                                                  BOSCH_TORCH_DTYPE_F32)),
