@@ -164,14 +164,14 @@ int main(int argc, char **argv) {
         double rate_dense, rate_causal, rate_banded;
         {
             torch::Tensor x = torch::randn({T, H}) * 0.1;
-            std::vector<torch::Tensor> ws_;
+            std::vector<torch::Tensor> proj;
             for (auto shape : {std::pair<int64_t, int64_t>{nH * D, H}, {G * D, H}, {G * D, H},
                                {H, nH * D}, {I, H}, {I, H}, {H, I}})
-                ws_.push_back(torch::randn({shape.first, shape.second}) * 0.03);
+                proj.push_back(torch::randn({shape.first, shape.second}) * 0.03);
             torch::Tensor xa = torch::randn({T, nH * D}) * 0.1, xi = torch::randn({T, I}) * 0.1;
             const double t_dense = best_of(reps, [&] {
-                for (size_t j = 0; j < ws_.size(); j++)
-                    (void)torch::linear(j == 3 ? xa : j == 6 ? xi : x, ws_[j]);
+                for (size_t j = 0; j < proj.size(); j++)
+                    (void)torch::linear(j == 3 ? xa : j == 6 ? xi : x, proj[j]);
             });
             rate_dense = dense / t_dense;
             torch::Tensor q = torch::randn({G, r, T, D}), kk = torch::randn({G, T, D}),
