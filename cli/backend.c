@@ -308,7 +308,7 @@ const char *backend_last_error(const struct backend *b)
 /* The backend scorer behind a static-score baseline kind, or -1. */
 static int scorer_of(const char *kind)
 {
-    for (int k = BOSCH_TORCH_SCORER_LOCALITY; k <= BOSCH_TORCH_SCORER_FISHER; k++)
+    for (int k = BOSCH_TORCH_SCORER_LOCALITY; k <= BOSCH_TORCH_SCORER_DUO_ON_THE_FLY; k++)
         if (!strcmp(kind, bosch_torch_scorer_name(k)))
             return k;
     return -1;

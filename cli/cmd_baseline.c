@@ -1,5 +1,5 @@
 /* bosch baseline --kind K: a baseline selection at --ratio (layer patterns,
- * single-unit ablation, static head scores), scored on the task; the same
+ * single-unit ablation, the one-layer-at-a-time probe, static head scores), scored on the task; the same
  * outputs as search. */
 #include <errno.h>
 #include <math.h>
@@ -110,12 +110,35 @@ static int ablation(struct baseline *t)
     return rc ? opt_fail(rc, "baseline", NULL) : 0;
 }
 
+/* The one-layer-at-a-time probe: every layer alone SWA (the others full);
+ * each unit's importance is its layer's drop S_full - S(layer alone SWA),
+ * so whole layers go SWA from the cheapest up (with the logprob metric this
+ * is the NLL probe). */
+static int layer_probe(struct baseline *t)
+{
+    size_t u = t->units, L = t->b.L, G = t->b.G;
+    memset(t->masks, 0, L * u);
+    for (size_t l = 0; l < L; l++)
+        memset(t->masks + l * u + l * G, 1, G);
+    if (score_masks(&t->b, t->masks, L, t->scores))
+        return EXIT_ERROR;
+    for (size_t l = 0; l < L; l++) {
+        for (size_t g = 0; g < G; g++)
+            t->importance[l * G + g] = t->s_full - t->scores[l];
+        record(t, "layer-probe", t->masks + l * u, t->scores[l]);
+    }
+    int rc = bosch_baseline_static(t->prob, t->importance, t->mask);
+    return rc ? opt_fail(rc, "baseline", NULL) : 0;
+}
+
 /* Chooses t->mask by the kind; 0, or EXIT_ERROR after a message. */
 static int choose_mask(struct baseline *t, const struct settings *s)
 {
     int rc;
     if (!strcmp(s->kind, "ablation"))
         return ablation(t);
+    if (!strcmp(s->kind, "layer-probe"))
+        return layer_probe(t);
     if (is_scorer_kind(s->kind)) {
         if (!(t->unit_scores = calloc(t->units, sizeof *t->unit_scores))) {
             errorf("out of memory");
@@ -142,7 +165,9 @@ static bosch_selection *selection_of(const struct baseline *t, const struct sett
     }
     double score = t->scores[0];
     const double *imp = t->unit_scores ? t->unit_scores
-                        : !strcmp(s->kind, "ablation") ? t->importance : NULL;
+                        : !strcmp(s->kind, "ablation") || !strcmp(s->kind, "layer-probe")
+                            ? t->importance
+                            : NULL;
     char method[64];
     snprintf(method, sizeof method, "baseline:%s", s->kind);
     bosch_selection_set_mask(sel, t->mask, t->units);

@@ -42,7 +42,8 @@ static int load_priors(bosch_optimizer *opt, const bosch_problem *prob, const ch
     }
     if (bosch_selection_importance(sel, imp, units) != BOSCH_OK) {
         errorf("--priors %s: it records no unit_importance (save one with bosch baseline "
-               "--kind ablation|locality|retrieval|echo-induction|fisher)",
+               "--kind ablation|layer-probe|locality|retrieval|echo-induction|fisher|\n"
+               "duo-on-the-fly)",
                path);
         goto out;
     }

@@ -109,8 +109,10 @@ static const struct cli_option options[] = {
      "                     baseline (e.g. fisher) guides the search"},
     {"kind", required_argument, O_KIND, CMD_BASELINE, SEC_BASELINE,
      "--kind K           baseline: rand|intr|bme (layer patterns), ablation\n"
-     "                     (single-unit SWA drops), locality|retrieval|\n"
-     "                     echo-induction|fisher (static head scores)"},
+     "                     (single-unit SWA drops), layer-probe (each layer alone\n"
+     "                     SWA; with --metric logprob the NLL probe),\n"
+     "                     locality|retrieval|echo-induction|fisher|duo-on-the-fly\n"
+     "                     (static head scores; duo-on-the-fly is kvpress's)"},
     {"mask", required_argument, O_MASK, CMD_EVAL | CMD_SHOW | CMD_EXPORT, SEC_MASK,
      "--mask FILE        the saved mask (PREFIX.json; show and export also take it as\n"
      "                     argument)"},
@@ -193,8 +195,10 @@ static void print_command_help(FILE *f, enum command cmd)
 
 static int baseline_kind_known(const char *k)
 {
-    static const char *const kinds[] = {"rand", "intr", "bme", "ablation", "locality",
-                                        "retrieval", "echo-induction", "fisher"};
+    static const char *const kinds[] = {"rand",      "intr",           "bme",
+                                        "ablation",  "layer-probe",    "locality",
+                                        "retrieval", "echo-induction", "fisher",
+                                        "duo-on-the-fly"};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strcmp(k, kinds[i]))
             return 1;

@@ -17,7 +17,8 @@ enum command {
     CMD_EXPORT = 1 << 5
 };
 
-#define BASELINE_KINDS "rand|intr|bme|ablation|locality|retrieval|echo-induction|fisher"
+#define BASELINE_KINDS                                                                             \
+    "rand|intr|bme|ablation|layer-probe|locality|retrieval|echo-induction|fisher|duo-on-the-fly"
 
 /* Parses argv (argv[0] = the command) with the options of `cmd` into s.
  * `positional` (may be NULL: none allowed) receives the one positional

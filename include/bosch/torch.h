@@ -364,15 +364,26 @@ BOSCH_TORCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_e
  *                   mixes the unit's outputs as g * full + (1 - g) * SWA,
  *                   at g = 1, averaged over samples (one score per unit,
  *                   copied to each of its query heads)
+ *   DUO_ON_THE_FLY  NVIDIA kvpress's DuoAttention on-the-fly score
+ *                   (duo_attention_on_the_fly), on the task's prompts: per
+ *                   layer, the head's normed query and its KV head's normed
+ *                   key averaged over the prompt's positions, both repeated
+ *                   over 500 positions with RoPE; the mean over those
+ *                   positions of the cumulative attention of the last query
+ *                   (high when its mass sits on distant positions), averaged
+ *                   over samples. Window and sink are not used. Its unit
+ *                   score is the mean over the unit's heads, as in kvpress.
  * Single-unit ablation needs evaluations, not statistics: score each unit
  * alone SWA with the evaluator and pass the drops to bosch_baseline_static. */
 enum bosch_torch_scorer {
     BOSCH_TORCH_SCORER_LOCALITY = 0,
     BOSCH_TORCH_SCORER_RETRIEVAL = 1,
     BOSCH_TORCH_SCORER_ECHO_INDUCTION = 2,
-    BOSCH_TORCH_SCORER_FISHER = 3
+    BOSCH_TORCH_SCORER_FISHER = 3,
+    BOSCH_TORCH_SCORER_DUO_ON_THE_FLY = 4
 };
-/* "locality", "retrieval", "echo-induction", "fisher"; NULL for others. */
+/* "locality", "retrieval", "echo-induction", "fisher", "duo-on-the-fly";
+ * NULL for others. */
 BOSCH_TORCH_API const char *bosch_torch_scorer_name(int scorer);
 /* Computes a scorer on every sample of `t`, one sample at a time, so prompts
  * may differ in length: the statistics are pooled over all samples' query
@@ -383,7 +394,8 @@ BOSCH_TORCH_API const char *bosch_torch_scorer_name(int scorer);
  * receives layers x kv_groups x heads_per_group values in query-head order
  * (head h of layer l at l * query_heads + h); unit_scores (may be NULL)
  * receives layers x kv_groups values, the maximum over each unit's query
- * heads (a unit can only go SWA if none of its heads needs the far past).
+ * heads (a unit can only go SWA if none of its heads needs the far past;
+ * DUO_ON_THE_FLY: the mean).
  * Deterministic for a given model, task and arguments. The model is locked
  * for the duration, like a forward. On failure the outputs are untouched and
  * the message is in bosch_torch_model_last_error(m) (BOSCH_E_BAD_SCORE for a

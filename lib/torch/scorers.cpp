@@ -26,6 +26,8 @@ const char *scorer_name(int scorer) {
         return "echo-induction";
     case int(Scorer::Fisher):
         return "fisher";
+    case int(Scorer::DuoOnTheFly):
+        return "duo-on-the-fly";
     default:
         return nullptr;
     }
@@ -314,6 +316,57 @@ std::vector<double> fisher(Model &m, const Task &task, const Window &w) {
     return out;
 }
 
+// NVIDIA kvpress's DuoAttention on-the-fly score (duo_attention_on_the_fly in
+// kvpress/presses/duo_attention_press.py), on the task's prompts instead of
+// BookSum texts: per layer, each query head's normed query and each KV
+// head's normed key averaged over the prompt's positions (before RoPE), both
+// repeated over kDuoPositions positions with RoPE; the attention of the last
+// query over those keys; the score is the mean over positions of its
+// cumulative sum (the area under the cumulated attention curve: high when
+// the mass sits on early, i.e. distant, positions), averaged over samples.
+constexpr int64_t kDuoPositions = 500; // kvpress's q_len
+
+std::vector<double> duo_on_the_fly(Model &m, const Task &task) {
+    const int64_t L = m.layers(), G = m.kv_heads(), r = m.heads_per_group();
+    const int64_t nH = G * r, D = m.config().head_dim, Q = kDuoPositions;
+    auto cs = m.rope(Q);
+    torch::Tensor cos = cs.first.to(torch::kFloat32), sin = cs.second.to(torch::kFloat32);
+    torch::Tensor cl = cos.select(0, Q - 1), sl = sin.select(0, Q - 1); // [D]
+    const double scale = std::pow(double(D), -0.5);
+    std::vector<Accum> acc(static_cast<size_t>(L), Accum(nH));
+    for (const Sample &s : task.samples) {
+        const int64_t T = int64_t(s.prompt.size());
+        std::vector<int64_t> t(s.prompt.begin(), s.prompt.end());
+        torch::Tensor tok = torch::tensor(t, torch::kInt64).view({1, T}).to(m.device());
+        torch::Tensor h = m.embed(tok);
+        for (int64_t l = 0; l < L; l++) {
+            const LayerWeights &W = m.layer(l);
+            torch::Tensor x = m.rms_norm(h, W.input_norm);
+            torch::Tensor q = m.rms_norm(torch::linear(x, W.q_proj).view({1, T, nH, D}), W.q_norm)
+                                  .to(torch::kFloat32)
+                                  .mean(1)
+                                  .view({G, r, D});
+            torch::Tensor k = m.rms_norm(torch::linear(x, W.k_proj).view({1, T, G, D}), W.k_norm)
+                                  .to(torch::kFloat32)
+                                  .mean(1)
+                                  .view({G, 1, D});
+            torch::Tensor qr = q * cl + rotate_half(q) * sl;  // [G, r, D] at position Q - 1
+            torch::Tensor kr = k * cos + rotate_half(k) * sin; // [G, Q, D] at 0 .. Q - 1
+            torch::Tensor p =
+                torch::softmax(torch::matmul(qr, kr.transpose(-1, -2)) * scale, -1); // [G, r, Q]
+            acc[size_t(l)].add(torch::cumsum(p, -1).mean(-1).reshape({nH}));
+            acc[size_t(l)].count += 1;
+            if (l + 1 < L)
+                h = m.run_layers(h, torch::Tensor(), Window(), l, l + 1);
+        }
+    }
+    std::vector<double> out;
+    for (const Accum &a : acc)
+        for (double v : a.mean())
+            out.push_back(v);
+    return out;
+}
+
 } // namespace
 
 void for_each_layer_probs(Model &m, const torch::Tensor &tokens, const ProbsFn &f) {
@@ -374,8 +427,10 @@ HeadScores compute_scores(Model &m, const Task &task, Scorer scorer, const Windo
             out.head = locality(m, task, w);
         else if (scorer == Scorer::Retrieval)
             out.head = retrieval(m, task, w);
-        else
+        else if (scorer == Scorer::EchoInduction)
             out.head = echo_induction(m, task);
+        else
+            out.head = duo_on_the_fly(m, task);
     }
     for (size_t i = 0; i < out.head.size(); i++)
         if (!std::isfinite(out.head[i]))
@@ -383,12 +438,16 @@ HeadScores compute_scores(Model &m, const Task &task, Scorer scorer, const Windo
                                                  std::to_string(int64_t(i) / nH) + " head " +
                                                  std::to_string(int64_t(i) % nH) +
                                                  " is not finite (the model produced NaN or inf)");
+    // A unit can go SWA only if none of its heads needs the far past: the
+    // maximum over its heads; kvpress averages them for its own score.
     out.unit.assign(size_t(L * G), 0.0);
     for (int64_t u = 0; u < L * G; u++) {
-        double best = out.head[size_t(u * r)];
-        for (int64_t i = 1; i < r; i++)
+        double best = out.head[size_t(u * r)], sum = best;
+        for (int64_t i = 1; i < r; i++) {
             best = std::max(best, out.head[size_t(u * r + i)]);
-        out.unit[size_t(u)] = best;
+            sum += out.head[size_t(u * r + i)];
+        }
+        out.unit[size_t(u)] = scorer == Scorer::DuoOnTheFly ? sum / double(r) : best;
     }
     return out;
 }

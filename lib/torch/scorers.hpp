@@ -17,14 +17,16 @@
 
 namespace bosch_torch {
 
-enum class Scorer { Locality = 0, Retrieval = 1, EchoInduction = 2, Fisher = 3 };
+enum class Scorer { Locality = 0, Retrieval = 1, EchoInduction = 2, Fisher = 3, DuoOnTheFly = 4 };
 
-// "locality", "retrieval", "echo-induction", "fisher"; nullptr for others.
+// "locality", "retrieval", "echo-induction", "fisher", "duo-on-the-fly";
+// nullptr for others.
 const char *scorer_name(int scorer);
 
 struct HeadScores {
     std::vector<double> head; // [layers * query_heads], head h of layer l at l * nH + h
     std::vector<double> unit; // [layers * kv_heads]: max over the unit's query heads
+                              // (mean for DuoOnTheFly, as kvpress)
 };
 
 // Runs `scorer` on every sample of `task` (see torch.h and docs/torch.md for

@@ -327,12 +327,23 @@ for k in rand intr bme ablation; do
 done
 expect 2 "--kind" "$BOSCH" baseline $COMMON
 # static head scores: one importance per unit (4 layers x 2 KV groups)
-for k in locality retrieval echo-induction fisher; do
+for k in locality retrieval echo-induction fisher duo-on-the-fly layer-probe; do
     expect 0 "wrote" "$BOSCH" baseline --kind $k $COMMON --ratio 0.25 --out "$T/s$k"
     n=$(tr -d ' \n' <"$T/s$k.json" | sed -n 's/.*"unit_importance":\[\([^]]*\)\].*/\1/p' | tr ',' '\n' | grep -c .)
     [ "$n" = 8 ] || fail "baseline $k: expected 8 unit importances, got '$n'"
     flat "$T/s$k.json" | grep -q '"swa_units":2,' || fail "baseline $k: ratio 0.25 of 8 units"
 done
+# the layer probe: one evaluation per layer (plus the anchors and the
+# result), both units of a layer share its importance, and at ratio 0.5 two
+# whole layers slide
+expect 0 "evaluations 7" "$BOSCH" baseline --kind layer-probe $COMMON --ratio 0.5 --out "$T/lp"
+flat "$T/lp.json" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+imp, m = r["unit_importance"], r["unit_mask"]
+assert all(imp[2 * l] == imp[2 * l + 1] for l in range(4)), imp
+assert all(m[2 * l] == m[2 * l + 1] for l in range(4)) and m.count("1") == 4, m
+' || fail "layer-probe: not whole layers by their own drop"
 # --priors: a baseline's unit_importance guides a search; a file without
 # importances or of another shape is refused before the search
 expect 0 "wrote" "$BOSCH" search $COMMON --budget 30 --priors "$T/sfisher.json" --out "$T/pri"

@@ -1,7 +1,8 @@
 // libbosch-torch static head scores (bosch_torch_model_scores): LOCALITY against its
 // closed form on uniform attention; LOCALITY, RETRIEVAL and ECHO_INDUCTION
 // against brute force over the probabilities of an independent f64 forward
-// written here; FISHER against finite differences of the gated loss; errors.
+// written here; DUO_ON_THE_FLY against kvpress's steps written out in f64;
+// FISHER against finite differences of the gated loss; errors.
 // Plain main: exits non-zero on failure. Tiny random checkpoints only (CPU).
 #include "tiny_checkpoint.hpp"
 #include "torch/evaluator.hpp"
@@ -107,10 +108,17 @@ static void expect_unit_max(const std::vector<double> &head, const std::vector<d
 // ---------------------------------------------------------------------------
 // An independent f64 forward: per-head loops, the half-split RoPE written out,
 // RMSNorm as x / sqrt(mean(x^2) + eps) * w. Returns each layer's attention
-// probabilities [heads, T, T].
+// probabilities [heads, T, T]; with `means`, also each layer's normed
+// queries [heads, D] and keys [kv_heads, D] before RoPE, averaged over the
+// positions (what kvpress's on-the-fly DuoAttention score starts from).
+
+struct RefMeans {
+    std::vector<torch::Tensor> q, k;
+};
 
 static std::vector<torch::Tensor> ref_probs(const TensorMap &w32, const TinySpec &spec,
-                                            const std::vector<int32_t> &tokens) {
+                                            const std::vector<int32_t> &tokens,
+                                            RefMeans *means = nullptr) {
     auto W = [&](const std::string &n) { return w32.at(n).to(torch::kFloat64); };
     auto lw = [&](int64_t l, const char *n) {
         return W("model.layers." + std::to_string(l) + "." + n);
@@ -144,6 +152,16 @@ static std::vector<torch::Tensor> ref_probs(const TensorMap &w32, const TinySpec
         torch::Tensor qn = lw(l, "self_attn.q_norm.weight"), kn = lw(l, "self_attn.k_norm.weight");
         torch::Tensor probs = torch::empty({nH, T, T}, torch::kFloat64);
         std::vector<torch::Tensor> heads;
+        if (means) {
+            torch::Tensor mq = torch::empty({nH, D}, torch::kFloat64);
+            torch::Tensor mk = torch::empty({G, D}, torch::kFloat64);
+            for (int64_t h = 0; h < nH; h++)
+                mq[h] = rms(q.narrow(1, h * D, D), qn).mean(0);
+            for (int64_t g = 0; g < G; g++)
+                mk[g] = rms(k.narrow(1, g * D, D), kn).mean(0);
+            means->q.push_back(mq);
+            means->k.push_back(mk);
+        }
         for (int64_t h = 0; h < nH; h++) {
             const int64_t g = h / r;
             torch::Tensor qh = rope(rms(q.narrow(1, h * D, D), qn));
@@ -168,6 +186,82 @@ static double prob(const torch::Tensor &p, int64_t h, int64_t t, int64_t s) {
     return p.accessor<double, 3>()[h][t][s];
 }
 
+// kvpress's duo_attention_on_the_fly written out in f64 from the reference's
+// mean queries and keys: RoPE at explicit angles, position by position.
+static std::vector<double> ref_duo(const TensorMap &w, const TinySpec &spec,
+                                   const std::vector<std::vector<int32_t>> &prompts) {
+    const int64_t nH = spec.heads, r = spec.heads / spec.kv_heads, D = spec.head_dim, Q = 500;
+    std::vector<double> out(size_t(spec.layers * nH), 0.0);
+    auto rot = [&](const double *x, int64_t pos, double *y) {
+        for (int64_t i = 0; i < D / 2; i++) {
+            double a = double(pos) * std::pow(spec.rope_theta, -2.0 * double(i) / double(D));
+            y[i] = x[i] * std::cos(a) - x[i + D / 2] * std::sin(a);
+            y[i + D / 2] = x[i + D / 2] * std::cos(a) + x[i] * std::sin(a);
+        }
+    };
+    for (const auto &p : prompts) {
+        RefMeans mean;
+        ref_probs(w, spec, p, &mean);
+        for (int64_t l = 0; l < spec.layers; l++)
+            for (int64_t h = 0; h < nH; h++) {
+                torch::Tensor qt = mean.q[size_t(l)][h].contiguous();
+                torch::Tensor kt = mean.k[size_t(l)][h / r].contiguous();
+                std::vector<double> q(static_cast<size_t>(D)), k(q), logit(static_cast<size_t>(Q));
+                rot(qt.data_ptr<double>(), Q - 1, q.data());
+                double top = -INFINITY, z = 0;
+                for (int64_t j = 0; j < Q; j++) {
+                    rot(kt.data_ptr<double>(), j, k.data());
+                    double dot = 0;
+                    for (int64_t i = 0; i < D; i++)
+                        dot += q[size_t(i)] * k[size_t(i)];
+                    logit[size_t(j)] = dot / std::sqrt(double(D));
+                    top = std::max(top, logit[size_t(j)]);
+                }
+                for (double v : logit)
+                    z += std::exp(v - top);
+                double cum = 0, area = 0;
+                for (double v : logit) {
+                    cum += std::exp(v - top) / z;
+                    area += cum;
+                }
+                out[size_t(l * nH + h)] += area / double(Q) / double(prompts.size());
+            }
+    }
+    return out;
+}
+
+// DUO_ON_THE_FLY against ref_duo on prompts of two lengths; the unit score
+// is the mean of its heads; window and sink do not change it.
+static void test_duo(bosch_torch_model *m, const TensorMap &w, const TinySpec &spec) {
+    bosch_torch_task task;
+    std::vector<std::vector<int32_t>> prompts;
+    for (uint64_t i = 0; i < 2; i++) {
+        std::vector<int32_t> seq = echo_sequence(spec.vocab, 11 + 6 * int64_t(i), 40 + i);
+        prompts.push_back(seq);
+        task.task.samples.push_back(sample(seq, {int32_t(i + 1)}));
+    }
+    std::vector<double> want = ref_duo(w, spec, prompts), head, unit, head2, unit2;
+    EXPECT_ST(scores(m, &task, BOSCH_TORCH_SCORER_DUO_ON_THE_FLY, 3, 1, head, unit), BOSCH_OK);
+    EXPECT_ST(scores(m, &task, BOSCH_TORCH_SCORER_DUO_ON_THE_FLY, 7, 0, head2, unit2), BOSCH_OK);
+    double d = 0, spread = 0;
+    for (size_t k = 0; k < want.size(); k++) {
+        d = std::max(d, std::fabs(head[k] - want[k]));
+        spread = std::max(spread, std::fabs(want[k] - want[0]));
+    }
+    std::printf("duo-on-the-fly vs f64 kvpress reference: max abs diff %.3g (spread %.3g)\n", d,
+                spread);
+    EXPECT(d < 1e-5);
+    EXPECT(spread > 1e-3); // the heads differ: the comparison can fail
+    EXPECT(head == head2 && unit == unit2);
+    const size_t r = size_t(spec.heads / spec.kv_heads);
+    for (size_t u = 0; u < unit.size(); u++) {
+        double sum = 0;
+        for (size_t i = 0; i < r; i++)
+            sum += head[u * r + i];
+        EXPECT(std::fabs(unit[u] - sum / double(r)) < 1e-12);
+    }
+}
+
 // ---------------------------------------------------------------------------
 
 static void test_names() {
@@ -176,9 +270,11 @@ static void test_names() {
     EXPECT(std::strcmp(bosch_torch_scorer_name(BOSCH_TORCH_SCORER_ECHO_INDUCTION),
                        "echo-induction") == 0);
     EXPECT(std::strcmp(bosch_torch_scorer_name(BOSCH_TORCH_SCORER_FISHER), "fisher") == 0);
+    EXPECT(std::strcmp(bosch_torch_scorer_name(BOSCH_TORCH_SCORER_DUO_ON_THE_FLY),
+                       "duo-on-the-fly") == 0);
     EXPECT(bosch_torch_scorer_name(99) == nullptr);
     EXPECT(bosch_torch_scorer_name(-1) == nullptr);
-    EXPECT(bosch_torch_scorer_name(4) == nullptr);
+    EXPECT(bosch_torch_scorer_name(5) == nullptr);
 }
 
 // Zero query projections: every head attends uniformly to keys 0..t, so the
@@ -511,11 +607,11 @@ static void test_errors(bosch_torch_model *m, const TinySpec &spec) {
         return model_st(bosch_torch_model_scores(mm, t, sc, win, 0, head.data(), unit.data()),
                         mm);
     };
-    EXPECT_ST(call(m, &task, 4, 2), BOSCH_E_INVALID);
+    EXPECT_ST(call(m, &task, 5, 2), BOSCH_E_INVALID);
     EXPECT_MSG("scorer");
     EXPECT_ST(call(m, &task, -1, 2), BOSCH_E_INVALID);
     EXPECT_MSG("scorer");
-    for (int sc = 0; sc < 4; sc++) {
+    for (int sc = 0; sc < 5; sc++) {
         EXPECT_ST(call(m, &task, sc, 0), BOSCH_E_INVALID);
         EXPECT_MSG("window");
         EXPECT_ST(call(m, &big, sc, 2), BOSCH_E_INVALID);
@@ -644,6 +740,7 @@ int main() {
             test_against_reference(m, w, spec, 16);
             test_against_reference(m, w, spec, 15); // odd: one leading random token
             test_fisher(m);
+            test_duo(m, w, spec);
             test_errors(m, spec);
             test_mixed_lengths(m);
             if (mb)

@@ -74,6 +74,7 @@ class Scorer(enum.IntEnum):
     RETRIEVAL = 1
     ECHO_INDUCTION = 2
     FISHER = 3
+    DUO_ON_THE_FLY = 4
 
 
 #: Metric names, in Metric order.

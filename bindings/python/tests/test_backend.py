@@ -236,7 +236,11 @@ def test_static_scores(model, task, evaluator):
         assert len(sc.heads) == model.query_heads and len(sc.units) == model.units
         hpg = model.heads_per_group
         for u in range(model.units):
-            assert sc.units[u] == max(sc.heads[u * hpg:(u + 1) * hpg])
+            heads = sc.heads[u * hpg:(u + 1) * hpg]
+            if name == "duo-on-the-fly":  # kvpress averages a unit's heads
+                assert sc.units[u] == pytest.approx(sum(heads) / hpg, abs=1e-12)
+            else:
+                assert sc.units[u] == max(heads)
     loc = model.scores(task, backend.Scorer.LOCALITY, window=WINDOW, sink=SINK)
     assert all(0.0 <= v <= 1.0 for v in loc.heads)
     assert loc == model.scores(task, "locality", window=WINDOW, sink=SINK)  # deterministic
