@@ -106,6 +106,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=1,
                     help="table runs in parallel (the speed comparison always runs alone)")
     ap.add_argument("--markdown", help="write the tables to this file too")
+    ap.add_argument("--best-known", help="directory of best-r{ratio}.json masks (bench/best_known.py):"
+                    " a row scored on the held-out tasks like the others")
     ap.add_argument("--speed-only", action="store_true",
                     help="only the paper-faithful speed comparison")
     args = ap.parse_args()
@@ -118,6 +120,8 @@ def main():
         budget = int(sugg.get("budget", 500))
     multi_task = (os.path.join(args.model, sugg["heldout_multi"]) if "heldout_multi" in sugg
                   else None)
+    hop_task = (os.path.join(args.model, sugg["heldout_two_hop"]) if "heldout_two_hop" in sugg
+                else None)
     ratios = [float(r) for r in args.ratios.split(",")]
     common = ["--model", args.model, "--seed", str(args.seed)]
 
@@ -133,28 +137,36 @@ def main():
         ("retrieval score", "baseline", ["--kind", "retrieval"], 0),
         ("echo/induction (Razor)", "baseline", ["--kind", "echo-induction"], 0),
         ("FISHER", "baseline", ["--kind", "fisher"], 0),
+        ("kvpress DuoAttention (on the fly)", "baseline", ["--kind", "duo-on-the-fly"], 0),
+        ("NLL probe (one layer at a time)", "baseline", ["--kind", "layer-probe"], 0),
         ("RAND layers", "baseline", ["--kind", "rand"], 0),
         ("INTR layers", "baseline", ["--kind", "intr"], 0),
         ("BME layers", "baseline", ["--kind", "bme"], 0),
     ]
+    if args.best_known:
+        methods.append(("best-known mask", "best", [], 0))
     rows = {}  # (label, ratio) -> dict
     bosch_sets = {}
-    anchors = anchors_multi = None
+    anchors = anchors_multi = anchors_hop = None
     t_start = time.monotonic()
 
     def one(job):
         label, cmd, extra, b, ratio = job
         tag = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") + f"-r{ratio}"
         prefix = os.path.join(args.out, tag)
-        argv = [args.bosch, cmd, *common, "--ratio", str(ratio), "--out", prefix, *extra]
-        if b:
-            argv += ["--budget", str(b)]
-        _, wall = run(argv, log, env)
+        if cmd == "best":  # scored, not searched: its search's cost is in best_known.py's table
+            prefix, wall = os.path.join(args.best_known, f"best-r{ratio}"), 0.0
+        else:
+            argv = [args.bosch, cmd, *common, "--ratio", str(ratio), "--out", prefix, *extra]
+            if b:
+                argv += ["--budget", str(b)]
+            _, wall = run(argv, log, env)
         with open(prefix + ".json") as f:
             res = json.load(f)
         acc, full, swa = heldout(args, prefix, log, env)
         multi = heldout(args, prefix, log, env, multi_task) if multi_task else (None,) * 3
-        return job, res, wall, (acc, full, swa), multi
+        hop = heldout(args, prefix, log, env, hop_task) if hop_task else (None,) * 3
+        return job, res, wall, (acc, full, swa), multi, hop
 
     # Independent runs share the machine: --jobs workers, each with
     # OMP_NUM_THREADS = cpus / jobs (wall times are measured under that load).
@@ -162,11 +174,13 @@ def main():
                                        for label, cmd, extra, b in methods]
     env = dict(os.environ, OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 1) // args.jobs)))
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for job, res, wall, (acc, full, swa), multi in pool.map(one, jobs):
+        for job, res, wall, (acc, full, swa), multi, hop in pool.map(one, jobs):
             label, _, _, _, ratio = job
             anchors = (full, swa)
             anchors_multi = multi[1:]
-            rows[(label, ratio)] = {"acc": acc, "multi": multi[0], "calib": res["score"]["raw"],
+            anchors_hop = hop[1:]
+            rows[(label, ratio)] = {"acc": acc, "multi": multi[0], "hop": hop[0],
+                                    "calib": res["score"]["raw"],
                                     "evals": res["evaluations"]["total"], "wall": wall,
                                     "units": units_of(res)}
             if label == "BOSCH (default budget)":
@@ -210,6 +224,9 @@ def main():
     if multi_task and not args.speed_only:
         md += "\n" + table(ratios, methods, rows, anchors_multi, "multi",
                            "4-needle (one queried)", sugg["heldout_multi"], args)
+    if hop_task and not args.speed_only:
+        md += "\n" + table(ratios, methods, rows, anchors_hop, "hop", "two-hop",
+                           sugg["heldout_two_hop"], args)
     print(md)
     if args.markdown:
         with open(args.markdown, "w") as f:

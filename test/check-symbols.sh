@@ -1,8 +1,10 @@
 #!/bin/sh
 # Asserts that the shared library exports only symbols named bosch_*, and,
-# given the committed list (test/abi/*.symbols), exactly those: a symbol
-# that disappears breaks the ABI; a new one must be added to the list (and
-# to CHANGELOG.md) on purpose.
+# given the committed list (test/abi/*.symbols, one NAME@@VERSION_NODE per
+# line), exactly those in exactly those version nodes: a symbol that
+# disappears or moves to another node breaks the ABI; a new one must be
+# added to the list, in the node of the release that adds it (and to
+# CHANGELOG.md), on purpose.
 # Usage: check-symbols.sh PATH_TO_LIBRARY [EXPECTED_LIST [PREFIX]]
 set -u
 lib=${1:?usage: check-symbols.sh LIBRARY [EXPECTED_LIST [PREFIX]]}
@@ -14,9 +16,11 @@ if [ ! -f "$lib" ]; then
     exit 1
 fi
 syms=$("$nm" -D --defined-only "$lib") || { echo "nm failed on $lib"; exit 1; }
-# Third column is the name; strip symbol versions (name@@VER / name@VER).
-# Type "A" entries are the version-script nodes (LIBBOSCH_0), not symbols.
-names=$(printf '%s\n' "$syms" | awk '$2 == "A" && $3 ~ /^LIBBOSCH_/ { next } NF >= 3 { print $3 } NF == 2 { print $2 }' | sed 's/@.*//')
+# Third column is the name with its version (name@@NODE; name@NODE for a
+# non-default version). Type "A" entries are the version-script nodes
+# (LIBBOSCH_0), not symbols.
+versioned=$(printf '%s\n' "$syms" | awk '$2 == "A" && $3 ~ /^LIBBOSCH_/ { next } NF >= 3 { print $3 } NF == 2 { print $2 }')
+names=$(printf '%s\n' "$versioned" | sed 's/@.*//')
 if [ -z "$names" ]; then
     echo "no dynamic symbols defined in $lib"
     exit 1
@@ -29,7 +33,7 @@ if [ -n "$bad" ]; then
     exit 1
 fi
 if [ -n "$expected" ]; then
-    actual=$(printf '%s\n' "$names" | LC_ALL=C sort -u)
+    actual=$(printf '%s\n' "$versioned" | LC_ALL=C sort -u)
     want=$(LC_ALL=C sort -u "$expected")
     gone=$(printf '%s\n' "$want" | while read -r s; do printf '%s\n' "$actual" | grep -qxF "$s" || echo "$s"; done)
     new=$(printf '%s\n' "$actual" | while read -r s; do printf '%s\n' "$want" | grep -qxF "$s" || echo "$s"; done)
@@ -42,7 +46,7 @@ if [ -n "$expected" ]; then
         printf '  %s\n' $new
     fi
     [ -z "$gone" ] && [ -z "$new" ] || exit 1
-    echo "ok: $count exported symbols, all $prefix*, exactly the list in $expected"
+    echo "ok: $count exported symbols, all $prefix*, exactly the list and version nodes in $expected"
     exit 0
 fi
 echo "ok: $count exported symbols, all $prefix*"
