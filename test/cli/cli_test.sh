@@ -321,6 +321,36 @@ lost=$(sed -n "s|^bosch: cannot write \\($T/full\\.[a-z.]*\\): File too large\$|
 [ -e "$lost" ] && fail "full disk: a cut-off $lost was left"
 flat "$T/full.json" | grep -q '"unit_mask":"[01]*"' || fail "full disk: no best mask written"
 ls -a "$T" | grep -q '^\.full\.' && fail "full disk: a temporary file was left"
+# SIGINT during a search (32 units: it does not converge before the
+# signal): the search stops after the evaluations in flight, writes the best
+# mask, exits 3 and says how to resume; a second run on the journal replays
+# what the first evaluated.
+"$MAKE" "$T/big" --layers 8 --kv-heads 4 --heads 8 || fail "cannot write the 32-unit checkpoint"
+BIG="--model $T/big --niah --context 256 --samples 4 --metric logprob --device cpu --budget 20000 --journal $T/js"
+interrupted() { # OUT_PREFIX MIN_JOURNAL_BYTES: runs, waits for the journal, sends SIGINT
+    "$BOSCH" search $BIG --out "$1" >"$1.log" 2>&1 &
+    pid=$!
+    i=0
+    while [ $i -lt 600 ] && [ "$(wc -c <"$T/js" 2>/dev/null || echo 0)" -lt "$2" ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    kill -INT $pid
+    wait $pid
+}
+interrupted "$T/sig" 4000
+rc=$?
+[ "$rc" = 3 ] || { cat "$T/sig.log"; fail "SIGINT: exit $rc, expected 3"; }
+grep -q "^SIGINT: stopping after the evaluations in flight" "$T/sig.log" || fail "SIGINT: no notice"
+grep -q "rerun with --journal $T/js to resume" "$T/sig.log" || fail "SIGINT: no resume hint"
+flat "$T/sig.json" | grep -q '"unit_mask":"[01]\{32\}"' || fail "SIGINT: no best mask written"
+n1=$(sed -n 's/^evaluations \([0-9]*\) .*/\1/p' "$T/sig.log")
+[ -n "$n1" ] || fail "SIGINT: no evaluation count"
+interrupted "$T/sig2" $(($(wc -c <"$T/js") + 2000))
+rc=$?
+[ "$rc" = 3 ] || fail "SIGINT on the resumed run: exit $rc, expected 3"
+r2=$(sed -n 's/^evaluations .*replayed \([0-9]*\)).*/\1/p' "$T/sig2.log")
+[ -n "$r2" ] && [ "$r2" -ge "$n1" ] || fail "resume after SIGINT replayed '$r2' of $n1 evaluations"
 for k in rand intr bme ablation; do
     expect 0 "wrote" "$BOSCH" baseline --kind $k $COMMON --out "$T/k$k"
     [ -s "$T/k$k.json" ] || fail "baseline $k: no json"
