@@ -36,5 +36,12 @@ std::string read_safetensors(const std::string &path, TensorMap &out);
 std::string load_weights(const std::string &dir, TensorMap &out);
 // Checks that every tensor the forward needs exists with the right shape.
 std::string check_weights(const Qwen3Config &cfg, const TensorMap &w);
+// The parameters the config implies (what the weights must hold), in
+// floating point so that absurd sizes do not overflow.
+double implied_parameters(const Qwen3Config &cfg);
+// Refuses, before any tensor is read, a config whose parameters take more
+// than `memory_bytes` even in 16-bit weights; the message names the fields
+// of the largest term and the limit.
+std::string check_memory(const Qwen3Config &cfg, double memory_bytes);
 
 } // namespace bosch_torch

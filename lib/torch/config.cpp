@@ -294,4 +294,42 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
     return "";
 }
 
+double implied_parameters(const Qwen3Config &c) {
+    const double H = double(c.hidden_size), I = double(c.intermediate_size),
+                 D = double(c.head_dim), q = double(c.num_attention_heads) * D,
+                 kv = double(c.num_key_value_heads) * D;
+    const double layer = 2 * q * H + 2 * kv * H + 3 * I * H + 2 * H + 2 * D;
+    const double table = double(c.vocab_size) * H;
+    return double(c.num_hidden_layers) * layer + table * (c.tie_word_embeddings ? 1 : 2) + H;
+}
+
+std::string check_memory(const Qwen3Config &c, double memory_bytes) {
+    const double params = implied_parameters(c), bytes = 2 * params; // 16-bit: the smallest
+    if (!(bytes > memory_bytes))
+        return "";
+    const double H = double(c.hidden_size), table = double(c.vocab_size) * H;
+    const double layers = params - table * (c.tie_word_embeddings ? 1 : 2) - H;
+    char buf[512];
+    if (layers >= table)
+        std::snprintf(buf, sizeof buf,
+                      "config.json implies %.3g parameters, mostly num_hidden_layers %lld x %.3g "
+                      "per layer (hidden_size %lld, intermediate_size %lld, "
+                      "num_attention_heads %lld, num_key_value_heads %lld, head_dim %lld)",
+                      params, (long long)c.num_hidden_layers, layers / double(c.num_hidden_layers),
+                      (long long)c.hidden_size, (long long)c.intermediate_size,
+                      (long long)c.num_attention_heads, (long long)c.num_key_value_heads,
+                      (long long)c.head_dim);
+    else
+        std::snprintf(buf, sizeof buf,
+                      "config.json implies %.3g parameters, mostly vocab_size %lld x "
+                      "hidden_size %lld",
+                      params, (long long)c.vocab_size, (long long)c.hidden_size);
+    char lim[160];
+    std::snprintf(lim, sizeof lim,
+                  ": at least %.3g GiB even in 16-bit weights, more than the %.3g GiB of memory "
+                  "of this machine",
+                  bytes / double(1 << 30), memory_bytes / double(1 << 30));
+    return std::string(buf) + lim;
+}
+
 } // namespace bosch_torch

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <unistd.h>
 #include <xxhash.h>
 
 namespace bosch_torch {
@@ -122,6 +123,14 @@ std::unique_ptr<Model> Model::load(const std::string &dir, torch::Device device,
     std::string err = load_config(dir, cfg);
     if (!err.empty())
         invalid(err);
+    // The memory the config implies, before reading anything: every
+    // device's weights pass through host memory first.
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) {
+        err = check_memory(cfg, double(pages) * double(page));
+        if (!err.empty())
+            throw Failure(BOSCH_E_NOMEM, err);
+    }
     probe_dtype(device, dtype); // before reading gigabytes
     TensorMap w;
     err = load_weights(dir, w);

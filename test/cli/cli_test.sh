@@ -321,6 +321,13 @@ lost=$(sed -n "s|^bosch: cannot write \\($T/full\\.[a-z.]*\\): File too large\$|
 [ -e "$lost" ] && fail "full disk: a cut-off $lost was left"
 flat "$T/full.json" | grep -q '"unit_mask":"[01]*"' || fail "full disk: no best mask written"
 ls -a "$T" | grep -q '^\.full\.' && fail "full disk: a temporary file was left"
+# A config implying more memory than the machine has is refused before
+# any weight is read, naming the field and the limit.
+mkdir "$T/hugecfg" && cp "$T/model/"* "$T/hugecfg/"
+sed -i 's/"num_hidden_layers": *[0-9]*/"num_hidden_layers": 16777216/' "$T/hugecfg/config.json"
+expect 1 "mostly num_hidden_layers 16777216 x" "$BOSCH" eval --mask "$T/a.json" \
+    --model "$T/hugecfg" --niah --context 64 --samples 2
+grep -q "GiB of memory of this machine" "$T/out" || fail "huge config: no memory limit named"
 # SIGINT during a search (32 units: it does not converge before the
 # signal): the search stops after the evaluations in flight, writes the best
 # mask, exits 3 and says how to resume; a second run on the journal replays

@@ -862,6 +862,23 @@ static void test_weights_check() {
     Qwen3Config huge = c;
     huge.num_hidden_layers = 16777216;
     EXPECT_ERR(check_weights(huge, w), "num_hidden_layers 16777216", "model.layers.2.* is missing");
+    // The parameters a config implies equal the tensors' elements; a config
+    // implying more than the memory is refused before any tensor is read,
+    // naming the fields of its largest term and the limit.
+    {
+        double elements = 0;
+        for (const auto &kv : w)
+            elements += double(kv.second.numel());
+        EXPECT(implied_parameters(c) == elements);
+        EXPECT_OK(check_memory(c, 2 * elements));
+        EXPECT_ERR(check_memory(c, 2 * elements - 1), "parameters", "GiB of memory");
+        EXPECT_ERR(check_memory(huge, 64.0 * (1 << 30)), "num_hidden_layers 16777216",
+                   "more than the 64 GiB");
+        Qwen3Config wide = c;
+        wide.vocab_size = int64_t(1) << 24;
+        wide.hidden_size = int64_t(1) << 20;
+        EXPECT_ERR(check_memory(wide, 64.0 * (1 << 30)), "vocab_size 16777216 x hidden_size");
+    }
     // A config with fewer layers than the weights contradicts them.
     Qwen3Config c1 = c;
     c1.num_hidden_layers = 1;
