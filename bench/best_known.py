@@ -32,6 +32,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def load_binding():
     for var, rel in (("BOSCH_LIBRARY", "build/lib/libbosch.so.0"),
+                     ("BOSCH_TEXT_LIBRARY", "build/lib/text/libbosch-text.so.0"),
                      ("BOSCH_TORCH_LIBRARY", "build/lib/torch/libbosch-torch.so.0")):
         if var not in os.environ and os.path.exists(os.path.join(REPO, rel)):
             os.environ[var] = os.path.join(REPO, rel)
