@@ -27,19 +27,8 @@ import subprocess
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def load_binding():
-    for var, rel in (("BOSCH_LIBRARY", "build/lib/libbosch.so.0"),
-                     ("BOSCH_TEXT_LIBRARY", "build/lib/text/libbosch-text.so.0"),
-                     ("BOSCH_TORCH_LIBRARY", "build/lib/torch/libbosch-torch.so.0")):
-        if var not in os.environ and os.path.exists(os.path.join(REPO, rel)):
-            os.environ[var] = os.path.join(REPO, rel)
-    sys.path.insert(0, os.path.join(REPO, "bindings", "python"))
-    import bosch  # noqa: E402
-    from bosch import backend  # noqa: E402
-    return bosch, backend
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from source_tree_binding import REPO, load_binding  # noqa: E402
 
 
 def main():
