@@ -1,6 +1,6 @@
 /* bosch baseline --kind K: a baseline selection at --ratio (layer patterns,
- * single-unit ablation, the one-layer-at-a-time probe, static head scores), scored on the task; the same
- * outputs as search. */
+ * single-unit ablation, the one-layer-at-a-time probe, static head scores),
+ * scored on the task; the same outputs as search. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +22,7 @@ struct baseline {
     size_t units;
     uint8_t *masks;      /* scratch: up to units + 2 masks scored at once */
     double *scores, *importance, *unit_scores;
+    const double *imp;   /* the importances the mask was ranked by, or NULL (layer patterns) */
     uint8_t *mask;       /* the baseline's mask */
     double s_full, s_swa;
     /* the history: every evaluation, written by bosch_history_write */
@@ -93,40 +94,24 @@ static int score_anchors(struct baseline *t)
     return 0;
 }
 
-/* Every unit alone SWA; importance = S_full - S(unit alone SWA). */
-static int ablation(struct baseline *t)
+/* Probes of `span` consecutive units alone SWA (the others full), one per
+ * span: span 1 is single-unit ablation; span G, the one-layer-at-a-time
+ * probe (with the logprob metric, the NLL probe). Each unit's importance is
+ * its probe's drop S_full - S(probe), so the lowest drops go SWA first. */
+static int drop_probe(struct baseline *t, size_t span, const char *stage)
 {
-    size_t u = t->units;
-    memset(t->masks, 0, u * u);
-    for (size_t i = 0; i < u; i++)
-        t->masks[i * u + i] = 1;
-    if (score_masks(&t->b, t->masks, u, t->scores))
+    size_t u = t->units, n = u / span;
+    memset(t->masks, 0, n * u);
+    for (size_t i = 0; i < n; i++)
+        memset(t->masks + i * u + i * span, 1, span);
+    if (score_masks(&t->b, t->masks, n, t->scores))
         return EXIT_ERROR;
-    for (size_t i = 0; i < u; i++) {
-        t->importance[i] = t->s_full - t->scores[i];
-        record(t, "ablation", t->masks + i * u, t->scores[i]);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < span; k++)
+            t->importance[i * span + k] = t->s_full - t->scores[i];
+        record(t, stage, t->masks + i * u, t->scores[i]);
     }
-    int rc = bosch_baseline_static(t->prob, t->importance, t->mask);
-    return rc ? opt_fail(rc, "baseline", NULL) : 0;
-}
-
-/* The one-layer-at-a-time probe: every layer alone SWA (the others full);
- * each unit's importance is its layer's drop S_full - S(layer alone SWA),
- * so whole layers go SWA from the cheapest up (with the logprob metric this
- * is the NLL probe). */
-static int layer_probe(struct baseline *t)
-{
-    size_t u = t->units, L = t->b.L, G = t->b.G;
-    memset(t->masks, 0, L * u);
-    for (size_t l = 0; l < L; l++)
-        memset(t->masks + l * u + l * G, 1, G);
-    if (score_masks(&t->b, t->masks, L, t->scores))
-        return EXIT_ERROR;
-    for (size_t l = 0; l < L; l++) {
-        for (size_t g = 0; g < G; g++)
-            t->importance[l * G + g] = t->s_full - t->scores[l];
-        record(t, "layer-probe", t->masks + l * u, t->scores[l]);
-    }
+    t->imp = t->importance;
     int rc = bosch_baseline_static(t->prob, t->importance, t->mask);
     return rc ? opt_fail(rc, "baseline", NULL) : 0;
 }
@@ -136,9 +121,9 @@ static int choose_mask(struct baseline *t, const struct settings *s)
 {
     int rc;
     if (!strcmp(s->kind, "ablation"))
-        return ablation(t);
+        return drop_probe(t, 1, "ablation");
     if (!strcmp(s->kind, "layer-probe"))
-        return layer_probe(t);
+        return drop_probe(t, t->b.G, "layer-probe");
     if (is_scorer_kind(s->kind)) {
         if (!(t->unit_scores = calloc(t->units, sizeof *t->unit_scores))) {
             errorf("out of memory");
@@ -146,6 +131,7 @@ static int choose_mask(struct baseline *t, const struct settings *s)
         }
         if (backend_unit_scores(&t->b, s->kind, effective_window(s), s->sink, t->unit_scores))
             return EXIT_ERROR;
+        t->imp = t->unit_scores;
         rc = bosch_baseline_static(t->prob, t->unit_scores, t->mask);
     } else {
         int pat = !strcmp(s->kind, "rand") ? BOSCH_LAYERS_RAND
@@ -164,10 +150,6 @@ static bosch_selection *selection_of(const struct baseline *t, const struct sett
         return NULL;
     }
     double score = t->scores[0];
-    const double *imp = t->unit_scores ? t->unit_scores
-                        : !strcmp(s->kind, "ablation") || !strcmp(s->kind, "layer-probe")
-                            ? t->importance
-                            : NULL;
     char method[64];
     snprintf(method, sizeof method, "baseline:%s", s->kind);
     bosch_selection_set_mask(sel, t->mask, t->units);
@@ -180,7 +162,7 @@ static bosch_selection *selection_of(const struct baseline *t, const struct sett
     bosch_selection_set_score(sel, BOSCH_SCORE_ALL_SWA, t->s_swa);
     bosch_selection_set_target_ratio(sel, bosch_problem_target_ratio(t->prob));
     bosch_selection_set_evaluations(sel, NULL, t->n, 0);
-    if (bosch_selection_set_importance(sel, imp, t->units) || record_run(sel, s, method)) {
+    if (bosch_selection_set_importance(sel, t->imp, t->units) || record_run(sel, s, method)) {
         bosch_selection_free(sel);
         errorf("out of memory");
         return NULL;

@@ -294,21 +294,33 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
     return "";
 }
 
-double implied_parameters(const Qwen3Config &c) {
+namespace {
+// The parameters of the layer stack and of the embedding + lm_head tables.
+struct ParameterTerms {
+    double layers, tables, total;
+};
+
+ParameterTerms parameter_terms(const Qwen3Config &c) {
     const double H = double(c.hidden_size), I = double(c.intermediate_size),
                  D = double(c.head_dim), q = double(c.num_attention_heads) * D,
                  kv = double(c.num_key_value_heads) * D;
     const double layer = 2 * q * H + 2 * kv * H + 3 * I * H + 2 * H + 2 * D;
-    const double table = double(c.vocab_size) * H;
-    return double(c.num_hidden_layers) * layer + table * (c.tie_word_embeddings ? 1 : 2) + H;
+    ParameterTerms t;
+    t.layers = double(c.num_hidden_layers) * layer;
+    t.tables = double(c.vocab_size) * H * (c.tie_word_embeddings ? 1 : 2);
+    t.total = t.layers + t.tables + H; // + the final norm
+    return t;
 }
+} // namespace
+
+double implied_parameters(const Qwen3Config &c) { return parameter_terms(c).total; }
 
 std::string check_memory(const Qwen3Config &c, double memory_bytes) {
-    const double params = implied_parameters(c), bytes = 2 * params; // 16-bit: the smallest
+    const ParameterTerms t = parameter_terms(c);
+    const double params = t.total, bytes = 2 * params; // 16-bit: the smallest
     if (!(bytes > memory_bytes))
         return "";
-    const double H = double(c.hidden_size), table = double(c.vocab_size) * H;
-    const double layers = params - table * (c.tie_word_embeddings ? 1 : 2) - H;
+    const double layers = t.layers, table = double(c.vocab_size) * double(c.hidden_size);
     char buf[512];
     if (layers >= table)
         std::snprintf(buf, sizeof buf,

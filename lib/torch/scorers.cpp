@@ -192,6 +192,15 @@ struct Accum {
     }
 };
 
+// The per-layer means, layer after layer: head h of layer l at l * nH + h.
+std::vector<double> means_of(const std::vector<Accum> &acc) {
+    std::vector<double> out;
+    for (const Accum &a : acc)
+        for (double v : a.mean())
+            out.push_back(v);
+    return out;
+}
+
 // Mean over query positions t >= window of the mass outside the SWA region
 // (= 1 - the share inside, probabilities summing to 1), computed directly so
 // that small far masses keep their precision.
@@ -212,11 +221,7 @@ std::vector<double> locality(Model &m, const Task &task, const Window &w) {
             acc[size_t(l)].count += double(n);
         });
     }
-    std::vector<double> out;
-    for (const Accum &a : acc)
-        for (double v : a.mean())
-            out.push_back(v);
-    return out;
+    return means_of(acc);
 }
 
 // Share of answer tokens whose position before them puts its top-1 attention
@@ -282,11 +287,7 @@ std::vector<double> echo_induction(Model &m, const Task &task) {
             acc[size_t(l)].count += double(n - 1);
         });
     }
-    std::vector<double> out;
-    for (const Accum &a : acc)
-        for (double v : a.mean())
-            out.push_back(v);
-    return out;
+    return means_of(acc);
 }
 
 // Mean over samples of (dLoss/dg)^2 per unit, copied to the unit's heads.
@@ -360,11 +361,7 @@ std::vector<double> duo_on_the_fly(Model &m, const Task &task) {
                 h = m.run_layers(h, torch::Tensor(), Window(), l, l + 1);
         }
     }
-    std::vector<double> out;
-    for (const Accum &a : acc)
-        for (double v : a.mean())
-            out.push_back(v);
-    return out;
+    return means_of(acc);
 }
 
 } // namespace
