@@ -68,7 +68,7 @@ class Markov:
 
 
 def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40, lag=None,
-                hops=1):
+                hops=1, source_first=False):
     """Tokens [T]. n needles "KEY k v" (k a key token, v a content token) lie
     at least min_dist tokens before the query block and after the 8 first
     tokens; the sample ends with `queries` queries "QRY k v" (the last one is
@@ -80,7 +80,10 @@ def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40,
     k0" besides "KEY k0 v"), and a query's answer is always the resolved
     content value, so "QRY k1" answers v through two retrievals (k1 -> k0,
     then k0 -> v). The other needles are distractors. queries=1 then asks
-    for k1."""
+    for k1. source_first puts "KEY k0 v" before "KEY k1 k0", so that the first
+    hop can be resolved where the chain is read (the copy of v onto the k0 of
+    needle 1) and the query needs one retrieval of an enriched token; without
+    it the two needles come in either order."""
     vocab, lo = markov.vocab, FIRST + NKEYS
     x = markov.fill(T, rng, lag or markov.lag)
     n = needles or int(rng.integers(1, 5))
@@ -104,6 +107,8 @@ def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40,
         x[b:b + L] = s
     # Needles at distinct 3-token slots in [8, body - min_dist).
     slots = rng.permutation((body - min_dist - 8) // 3)[:n] * 3 + 8
+    if hops == 2 and source_first and slots[0] > slots[1]:
+        slots[0], slots[1] = slots[1], slots[0]
     for i in range(n):
         p = int(slots[i])
         x[p:p + 3] = [KEY, keys[i], stored[i]]
@@ -246,32 +251,36 @@ def write_safetensors(path, tensors):
     os.replace(path + ".tmp", path)
 
 
-def batch(markov, T, n, rng, needles=None, queries=1, hops_frac=0.0):
+def batch(markov, T, n, rng, needles=None, queries=1, hops_frac=0.0, source_first=False):
     """n samples; each is two-hop with probability hops_frac (drawn only when
     hops_frac > 0, so that the stream of a run without two-hop samples is
     unchanged)."""
     out = []
     for _ in range(n):
         hops = 2 if hops_frac > 0 and rng.random() < hops_frac else 1
-        out.append(make_sample(markov, T, rng, needles, queries, hops=hops))
+        out.append(make_sample(markov, T, rng, needles, queries, hops=hops,
+                               source_first=source_first))
     xs, ans = zip(*out)
     return torch.stack(xs), ans
 
 
-def accuracy(model, markov, T, n, seed, needles, swa=None, window=32, hops=1):
+def accuracy(model, markov, T, n, seed, needles, swa=None, window=32, hops=1,
+             source_first=False):
     """Share of n samples (single query at the end) whose answer is the argmax."""
     xs, _ = batch(markov, T, n, np.random.default_rng(seed), needles,
-                  hops_frac=1.0 if hops == 2 else 0.0)
+                  hops_frac=1.0 if hops == 2 else 0.0, source_first=source_first)
     with torch.no_grad():
         logits = model(xs[:, :-1], swa, window)
     return float((logits[:, -1].argmax(-1) == xs[:, -1]).float().mean())
 
 
-def write_task(path, markov, T, n, seed, needles, hops=1):
+def write_task(path, markov, T, n, seed, needles, hops=1, source_first=False, hops_frac=None):
+    """n prompts; hops_frac mixes two-hop prompts in (drawn per prompt)."""
     g = np.random.default_rng(seed)
     with open(path, "w") as f:
         for _ in range(n):
-            x = make_sample(markov, T, g, needles, hops=hops)[0].tolist()
+            h = hops if hops_frac is None else (2 if g.random() < hops_frac else 1)
+            x = make_sample(markov, T, g, needles, hops=h, source_first=source_first)[0].tolist()
             f.write(json.dumps({"prompt": x[:-1], "answer": x[-1:]}) + "\n")
 
 
@@ -304,6 +313,10 @@ def main():
     ap.add_argument("--hops-frac", type=float, default=0.0,
                     help="share of training samples that are two-hop (variable tracking)")
     ap.add_argument("--hops-from", type=int, default=0, help="first step with two-hop samples")
+    ap.add_argument("--hops-source-first", action="store_true",
+                    help="two-hop chains list the source needle first (training and tasks)")
+    ap.add_argument("--calib-hops-frac", type=float, default=0.0,
+                    help="share of two-hop prompts in the calibration task")
     ap.add_argument("--kv-heads", type=int, default=4)
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--lag", type=int, default=1, choices=(1, 2),
@@ -352,7 +365,8 @@ def main():
             pg["lr"] = lr
         T = args.context if step > args.short_steps else args.short_context
         hf = args.hops_frac if step > args.hops_from else 0.0
-        xs, ans = batch(markov, T, args.batch, g, queries=0, hops_frac=hf)
+        xs, ans = batch(markov, T, args.batch, g, queries=0, hops_frac=hf,
+                        source_first=args.hops_source_first)
         # Some samples are random content tokens repeated (the classic
         # induction-head task): dense signal for the copy circuit that
         # retrieval reuses.
@@ -385,9 +399,11 @@ def main():
                  "niah1_allswa": accuracy(model, markov, args.context, 128, 777, 1, True, args.window),
                  "niah4_full": accuracy(model, markov, args.context, 128, 778, 4)}
             if args.hops_frac > 0:
-                m["hop2_full"] = accuracy(model, markov, args.context, 128, 779, 3, hops=2)
+                sf = args.hops_source_first
+                m["hop2_full"] = accuracy(model, markov, args.context, 128, 779, 3, hops=2,
+                                          source_first=sf)
                 m["hop2_allswa"] = accuracy(model, markov, args.context, 128, 779, 3, True,
-                                            args.window, hops=2)
+                                            args.window, hops=2, source_first=sf)
             model.train()
             log.append(m)
             print(json.dumps(m), flush=True)
@@ -403,14 +419,17 @@ def write_files(args, markov):
     seeds other than the training stream's."""
     # Calibration mixes 1-4 needles (one queried): the search then keeps what
     # matching the right key needs, not only the copy of a lone needle.
-    write_task(os.path.join(args.out, "calib.jsonl"), markov, args.context, args.calib, 1001, None)
+    sf = getattr(args, "hops_source_first", False)
+    chf = getattr(args, "calib_hops_frac", 0.0)
+    write_task(os.path.join(args.out, "calib.jsonl"), markov, args.context, args.calib, 1001, None,
+               source_first=sf, hops_frac=chf if chf > 0 else None)
     write_task(os.path.join(args.out, "heldout.jsonl"), markov, args.context, 128, 2002, 1)
     write_task(os.path.join(args.out, "heldout4.jsonl"), markov, args.context, 128, 2003, 4)
     files = {"calib": "calib.jsonl", "heldout": "heldout.jsonl",
              "heldout_multi": "heldout4.jsonl"}
     if getattr(args, "hops_frac", 0) > 0:
         write_task(os.path.join(args.out, "heldout2hop.jsonl"), markov, args.context, 128, 2004,
-                   3, hops=2)
+                   3, hops=2, source_first=sf)
         files["heldout_two_hop"] = "heldout2hop.jsonl"
     with open(os.path.join(args.out, "bosch.json"), "w") as f:
         json.dump(dict(files, window=args.window, sink=4, metric=args.metric,
