@@ -676,7 +676,7 @@ static void print_cells(void)
                     printf("| %s | %g | %llu | %s |", shapes[s].name, rhos[r],
                            (unsigned long long)cfg.budgets[b], ex ? "exact" : "found");
                     for (int m = 0; m < N_METHODS; m++)
-                        printf(" %.3f |", cell_mean(f, s, r, b, m));
+                        printf(" %.4f |", cell_mean(f, s, r, b, m));
                     int bp = best_peer(f, s, r, b);
                     unsigned w = 0, t = 0, l = 0;
                     for (size_t k = 0; k < cfg.seeds; k++) {
@@ -684,7 +684,7 @@ static void print_cells(void)
                         double d = run_q(in, b, M_BOSCH) - run_q(in, b, bp);
                         w += d > 1e-9, l += d < -1e-9, t += fabs(d) <= 1e-9;
                     }
-                    printf(" %s | %+.3f | %u/%u/%u |\n", short_name(bp),
+                    printf(" %s | %+.4f | %u/%u/%u |\n", short_name(bp),
                            cell_mean(f, s, r, b, M_BOSCH) - cell_mean(f, s, r, b, bp), w, t, l);
                 }
         printf("\n");

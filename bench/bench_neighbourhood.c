@@ -1,0 +1,161 @@
+/* bench_neighbourhood: what the default search leaves undone. Runs
+ * bosch_optimize (options budget, seed and raw_scores=1, as bench_peers) on
+ * testbed landscapes, then scores the whole single-swap neighbourhood of the
+ * returned mask on the clean score: how many swaps still improve it, how
+ * many of those turn SWA a unit whose removal alone costs more than five
+ * times the swap's gain and more than 0.002 q (a "critical" unit: on the
+ * circuits family, the last full unit of a circuit, i.e. an in-circuit
+ * exchange), the largest gain, and how many units differ from the proven
+ * optimum where the family has one. Public API only; deterministic.
+ *
+ *   bench_neighbourhood [--family circuits] [--shape 28x8|36x8] [--rho 0.5]
+ *                       [--budgets 500,1500] [--seed-base 1001] [--seeds 5]
+ */
+#include <bosch/bosch.h>
+#include <bosch/testbed.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double clean(const bosch_testbed *tb, const uint8_t *m)
+{
+    double s = 0.0;
+    if (bosch_testbed_score_clean(tb, m, &s) != BOSCH_OK) {
+        fprintf(stderr, "bench_neighbourhood: scoring failed\n");
+        exit(1);
+    }
+    return s;
+}
+
+static int family_by_name(const char *name)
+{
+    for (int f = 0; f < BOSCH_TESTBED_FAMILY_LAST_; f++)
+        if (strcmp(bosch_testbed_family_name(f), name) == 0)
+            return f;
+    fprintf(stderr, "bench_neighbourhood: unknown family '%s'\n", name);
+    exit(2);
+}
+
+/* The default's mask on one instance (1 on success). */
+static int run_default(bosch_testbed *tb, const bosch_problem *p, uint64_t budget, uint64_t seed,
+                       uint8_t *mask)
+{
+    bosch_optimizer *opt = bosch_optimizer_create(p);
+    char buf[32];
+    int rc = opt ? BOSCH_OK : BOSCH_E_NOMEM;
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)budget);
+    rc |= bosch_set_option(opt, "budget", buf);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)seed);
+    rc |= bosch_set_option(opt, "seed", buf);
+    rc |= bosch_set_option(opt, "raw_scores", "1");
+    rc |= bosch_set_request_batch_evaluator(opt, bosch_testbed_request_batch_eval, tb);
+    bosch_result *res = NULL;
+    int ok = rc == BOSCH_OK && !bosch_is_error(bosch_optimize(opt)) &&
+             bosch_get_result(opt, &res) == BOSCH_OK && bosch_result_feasible(res) &&
+             bosch_result_mask(res, mask, bosch_problem_units(p)) == BOSCH_OK;
+    bosch_result_free(res);
+    bosch_optimizer_free(opt);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    const char *family = "circuits", *shape = "28x8", *budgets = "500,1500";
+    double rho = 0.5;
+    uint64_t seed_base = 1001, seeds = 5;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            fprintf(stderr, "bench_neighbourhood: %s needs a value\n", a);
+            return 2;
+        }
+        if (!strcmp(a, "--family"))
+            family = v;
+        else if (!strcmp(a, "--shape"))
+            shape = v;
+        else if (!strcmp(a, "--rho"))
+            rho = atof(v);
+        else if (!strcmp(a, "--budgets"))
+            budgets = v;
+        else if (!strcmp(a, "--seed-base"))
+            seed_base = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--seeds"))
+            seeds = strtoull(v, NULL, 10);
+        else {
+            fprintf(stderr, "bench_neighbourhood: unknown option %s\n", a);
+            return 2;
+        }
+        i++;
+    }
+    unsigned layers = 0, groups = 0;
+    if (sscanf(shape, "%ux%u", &layers, &groups) != 2 || !layers || !groups) {
+        fprintf(stderr, "bench_neighbourhood: --shape wants LAYERSxGROUPS\n");
+        return 2;
+    }
+    int fam = family_by_name(family);
+    printf("# Single-swap neighbourhood of the default's mask\n\n%s, %s, rho %g, raw_scores=1, "
+           "seeds %llu..%llu; q = (f - f(all SWA)) / (f_best - f(all SWA)), f_best the proven "
+           "optimum where there is one (else the default's own score: q = 1).\n\n"
+           "| budget | seed | q | improving swaps | of them removing a critical unit | largest "
+           "gain (q) | units differing from the optimum |\n|---|---|---|---|---|---|---|\n",
+           family, shape, rho, (unsigned long long)seed_base,
+           (unsigned long long)(seed_base + seeds - 1));
+    char *list = strdup(budgets);
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        uint64_t budget = strtoull(tok, NULL, 10);
+        for (uint64_t seed = seed_base; seed < seed_base + seeds; seed++) {
+            bosch_testbed *tb = bosch_testbed_create_family(fam, layers, groups, seed);
+            bosch_problem *p = bosch_problem_create(layers, groups, 2);
+            if (!tb || !p || bosch_problem_set_target_ratio(p, rho) != BOSCH_OK) {
+                fprintf(stderr, "bench_neighbourhood: cannot build the instance\n");
+                return 1;
+            }
+            size_t n = bosch_testbed_units(tb);
+            uint8_t *m = malloc(n), *opt = malloc(n);
+            memset(m, 1, n);
+            double f_swa = clean(tb, m), f_opt = 0.0;
+            int exact = bosch_testbed_exact_optimum(tb, p, opt, &f_opt) == BOSCH_OK;
+            if (!run_default(tb, p, budget, seed, m)) {
+                fprintf(stderr, "bench_neighbourhood: the default returned no mask\n");
+                return 1;
+            }
+            double f = clean(tb, m);
+            if (!exact)
+                f_opt = f;
+            double range = f_opt - f_swa;
+            unsigned improving = 0, critical = 0, differ = 0;
+            double best_gain = 0.0;
+            for (size_t i = 0; i < n; i++) /* i full -> SWA, j SWA -> full */
+                for (size_t j = 0; !m[i] && j < n; j++) {
+                    if (!m[j])
+                        continue;
+                    m[i] = 1, m[j] = 0;
+                    double g = clean(tb, m) - f;
+                    m[j] = 1;
+                    double alone = g > 1e-12 ? clean(tb, m) - f : 0.0; /* i SWA alone */
+                    m[i] = 0;
+                    if (!(g > 1e-12))
+                        continue;
+                    improving++;
+                    best_gain = g > best_gain ? g : best_gain;
+                    critical += -alone > 5.0 * g && -alone > 0.002 * range;
+                }
+            for (size_t u = 0; exact && u < n; u++)
+                differ += m[u] != opt[u];
+            printf("| %llu | %llu | %.5f | %u | %u | %.5f | ", (unsigned long long)budget,
+                   (unsigned long long)seed, (f - f_swa) / range, improving, critical,
+                   best_gain / range);
+            if (exact)
+                printf("%u |\n", differ);
+            else
+                printf("no proven optimum |\n");
+            free(m);
+            free(opt);
+            bosch_problem_free(p);
+            bosch_testbed_free(tb);
+        }
+    }
+    free(list);
+    return 0;
+}
