@@ -120,6 +120,7 @@ struct tok_added {
 
 struct bosch_tokenizer {
     uint32_t n_ids;     /* vocab_size */
+    uint32_t cap_ids;   /* allocated length of strs, lens and kind */
     char **strs;        /* [n_ids] stored strings (NULL: no token) */
     uint32_t *lens;
     unsigned char *kind; /* [n_ids] 0 none, 1 vocab, 2 added, 3 added special */

@@ -31,17 +31,28 @@ static int set_string(struct tok_load *L, int32_t id, const char *s, size_t n, c
         return FAIL(L, "%s: token is not valid UTF-8 without NUL", path);
     if ((uint32_t)id >= t->n_ids) {
         uint32_t nn = (uint32_t)id + 1;
-        char **strs = realloc(t->strs, nn * sizeof *strs);
-        if (strs)
-            t->strs = strs;
-        uint32_t *lens = realloc(t->lens, nn * sizeof *lens);
-        if (lens)
-            t->lens = lens;
-        unsigned char *kind = realloc(t->kind, nn);
-        if (kind)
-            t->kind = kind;
-        if (!strs || !lens || !kind)
-            return tok_fail(L, BOSCH_E_NOMEM, "out of memory");
+        if (nn > t->cap_ids) {
+            /* Geometric growth: a vocab arrives id by id, and growing by one
+             * each time is quadratic wherever realloc cannot extend in place
+             * (e.g. under AddressSanitizer: minutes for 151k ids). */
+            uint32_t cap = t->cap_ids > nn / 2 ? 2 * t->cap_ids : nn;
+            if (cap < 1024)
+                cap = 1024;
+            if (cap > TOK_MAX_IDS) /* ids are checked below TOK_MAX_IDS */
+                cap = TOK_MAX_IDS;
+            char **strs = realloc(t->strs, cap * sizeof *strs);
+            if (strs)
+                t->strs = strs;
+            uint32_t *lens = realloc(t->lens, cap * sizeof *lens);
+            if (lens)
+                t->lens = lens;
+            unsigned char *kind = realloc(t->kind, cap);
+            if (kind)
+                t->kind = kind;
+            if (!strs || !lens || !kind)
+                return tok_fail(L, BOSCH_E_NOMEM, "out of memory");
+            t->cap_ids = cap;
+        }
         for (uint32_t i = t->n_ids; i < nn; i++) {
             t->strs[i] = NULL;
             t->lens[i] = 0;
