@@ -123,7 +123,8 @@ def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40,
         p = body + 3 * j
         x[p:p + 3] = [QRY, keys[q], vals[q]]
         answers.append(p + 2)
-    return torch.from_numpy(x), answers
+    hop1 = [(int(slots[1]) + 2, int(vals[0]))] if hops == 2 else []
+    return torch.from_numpy(x), answers, hop1
 
 
 class Qwen3(torch.nn.Module):
@@ -260,18 +261,29 @@ def batch(markov, T, n, rng, needles=None, queries=1, hops_frac=0.0, source_firs
         hops = 2 if hops_frac > 0 and rng.random() < hops_frac else 1
         out.append(make_sample(markov, T, rng, needles, queries, hops=hops,
                                source_first=source_first))
-    xs, ans = zip(*out)
-    return torch.stack(xs), ans
+    xs, ans, hop1 = zip(*out)
+    return torch.stack(xs), ans, hop1
 
 
 def accuracy(model, markov, T, n, seed, needles, swa=None, window=32, hops=1,
              source_first=False):
     """Share of n samples (single query at the end) whose answer is the argmax."""
-    xs, _ = batch(markov, T, n, np.random.default_rng(seed), needles,
+    xs, _, _ = batch(markov, T, n, np.random.default_rng(seed), needles,
                   hops_frac=1.0 if hops == 2 else 0.0, source_first=source_first)
     with torch.no_grad():
         logits = model(xs[:, :-1], swa, window)
     return float((logits[:, -1].argmax(-1) == xs[:, -1]).float().mean())
+
+
+def hop1_accuracy(model, markov, T, n, seed, source_first=False):
+    """Share of n two-hop samples where the argmax at needle 1's stored k0 is
+    v: the first hop, read out directly (what --hop1-aux trains)."""
+    xs, _, hop1 = batch(markov, T, n, np.random.default_rng(seed), 3, hops_frac=1.0,
+                        source_first=source_first)
+    with torch.no_grad():
+        logits = model(xs[:, :-1])
+    hits = [int(logits[i, p].argmax()) == v for i, h in enumerate(hop1) for p, v in h]
+    return sum(hits) / len(hits)
 
 
 def write_task(path, markov, T, n, seed, needles, hops=1, source_first=False, hops_frac=None):
@@ -315,6 +327,9 @@ def main():
     ap.add_argument("--hops-from", type=int, default=0, help="first step with two-hop samples")
     ap.add_argument("--hops-source-first", action="store_true",
                     help="two-hop chains list the source needle first (training and tasks)")
+    ap.add_argument("--hop1-aux", type=float, default=0.0,
+                    help="loss weight of the intermediate target v at needle 1's k0 in two-hop "
+                         "training samples (0: off)")
     ap.add_argument("--calib-hops-frac", type=float, default=0.0,
                     help="share of two-hop prompts in the calibration task")
     ap.add_argument("--kv-heads", type=int, default=4)
@@ -365,7 +380,7 @@ def main():
             pg["lr"] = lr
         T = args.context if step > args.short_steps else args.short_context
         hf = args.hops_frac if step > args.hops_from else 0.0
-        xs, ans = batch(markov, T, args.batch, g, queries=0, hops_frac=hf,
+        xs, ans, hop1 = batch(markov, T, args.batch, g, queries=0, hops_frac=hf,
                         source_first=args.hops_source_first)
         # Some samples are random content tokens repeated (the classic
         # induction-head task): dense signal for the copy circuit that
@@ -376,16 +391,27 @@ def main():
             r = torch.from_numpy(g.integers(FIRST + NKEYS, args.vocab, half))
             xs[i] = torch.cat([r, r])[:T]
             ans[i] = []
+        hop1 = [[] if not a else h for a, h in zip(ans, hop1)]
         swa = None
         if args.swa_drop > 0 and step > args.swa_drop_from:
             swa = torch.from_numpy(g.random((args.batch, L, kv)) < args.swa_drop)
         logits = model(xs[:, :-1], swa, args.window)
-        loss = F.cross_entropy(logits.reshape(-1, args.vocab), xs[:, 1:].reshape(-1),
+        # --hop1-aux: at needle 1's stored k0 of a two-hop sample the target
+        # is v (not the filler that follows): the first hop, made visible.
+        tgt = xs[:, 1:].clone()
+        for i, h in enumerate(hop1 if args.hop1_aux > 0 else []):
+            for p, v in h:
+                tgt[i, p] = v
+        loss = F.cross_entropy(logits.reshape(-1, args.vocab), tgt.reshape(-1),
                                reduction="none").view(args.batch, -1)
         w = torch.ones_like(loss)
         for i, a in enumerate(ans):
             w[i, [p - 1 for p in a]] = args.answer_weight
-        ans_loss = float((loss * (w > 1)).sum() / (w > 1).sum())
+        is_ans = w > 1
+        for i, h in enumerate(hop1 if args.hop1_aux > 0 else []):
+            for p, _ in h:
+                w[i, p] = args.hop1_aux
+        ans_loss = float((loss * is_ans).sum() / is_ans.sum())
         loss = (loss * w).sum() / w.sum()
         ema = ans_loss if step == 1 else 0.98 * ema + 0.02 * ans_loss
         opt.zero_grad()
@@ -404,6 +430,8 @@ def main():
                                           source_first=sf)
                 m["hop2_allswa"] = accuracy(model, markov, args.context, 128, 779, 3, True,
                                             args.window, hops=2, source_first=sf)
+                if args.hop1_aux > 0:
+                    m["hop1_full"] = hop1_accuracy(model, markov, args.context, 128, 779, sf)
             model.train()
             log.append(m)
             print(json.dumps(m), flush=True)
