@@ -334,11 +334,12 @@ grep -q "GiB of memory of this machine" "$T/out" || fail "huge config: no memory
 # what the first evaluated.
 "$MAKE" "$T/big" --layers 8 --kv-heads 4 --heads 8 || fail "cannot write the 32-unit checkpoint"
 BIG="--model $T/big --niah --context 256 --samples 4 --metric logprob --device cpu --budget 20000 --journal $T/js"
-interrupted() { # OUT_PREFIX MIN_JOURNAL_BYTES: runs, waits for the journal, sends SIGINT
+interrupted() { # OUT_PREFIX MIN_JOURNAL_BYTES: runs, waits (up to 300 s: sanitizer
+    # builds start slowly) for the journal, sends SIGINT
     "$BOSCH" search $BIG --out "$1" >"$1.log" 2>&1 &
     pid=$!
     i=0
-    while [ $i -lt 600 ] && [ "$(wc -c <"$T/js" 2>/dev/null || echo 0)" -lt "$2" ]; do
+    while [ $i -lt 3000 ] && [ "$(wc -c 2>/dev/null <"$T/js" || echo 0)" -lt "$2" ]; do
         sleep 0.1
         i=$((i + 1))
     done
