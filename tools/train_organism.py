@@ -397,20 +397,19 @@ def main():
             swa = torch.from_numpy(g.random((args.batch, L, kv)) < args.swa_drop)
         logits = model(xs[:, :-1], swa, args.window)
         # --hop1-aux: at needle 1's stored k0 of a two-hop sample the target
-        # is v (not the filler that follows): the first hop, made visible.
+        # is v (not the filler that follows), weighted hop1_aux: the first
+        # hop, made visible.
         tgt = xs[:, 1:].clone()
-        for i, h in enumerate(hop1 if args.hop1_aux > 0 else []):
-            for p, v in h:
-                tgt[i, p] = v
-        loss = F.cross_entropy(logits.reshape(-1, args.vocab), tgt.reshape(-1),
-                               reduction="none").view(args.batch, -1)
-        w = torch.ones_like(loss)
+        w = torch.ones(tgt.shape)
         for i, a in enumerate(ans):
             w[i, [p - 1 for p in a]] = args.answer_weight
         is_ans = w > 1
         for i, h in enumerate(hop1 if args.hop1_aux > 0 else []):
-            for p, _ in h:
+            for p, v in h:
+                tgt[i, p] = v
                 w[i, p] = args.hop1_aux
+        loss = F.cross_entropy(logits.reshape(-1, args.vocab), tgt.reshape(-1),
+                               reduction="none").view(args.batch, -1)
         ans_loss = float((loss * is_ans).sum() / is_ans.sum())
         loss = (loss * w).sum() / w.sum()
         ema = ans_loss if step == 1 else 0.98 * ema + 0.02 * ans_loss
