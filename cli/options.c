@@ -94,7 +94,7 @@ static const struct cli_option options[] = {
     {"strategy", required_argument, O_STRATEGY, CMD_SEARCH, SEC_SEARCH,
      "--strategy NAME    search strategy (auto)"},
     {"batch-size", required_argument, O_BATCHSIZE, CMD_SEARCH, SEC_SEARCH,
-     "--batch-size N     candidates the search proposes at once (library default 8)"},
+     "--batch-size N     candidates the search proposes at once (library default 4)"},
     {"variant", required_argument, O_VARIANT, CMD_SEARCH, SEC_SEARCH,
      "--variant V        full|probe-only|group-only|layer-level (full)"},
     {"confirm", required_argument, O_CONFIRM, CMD_SEARCH, SEC_SEARCH,

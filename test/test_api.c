@@ -560,7 +560,7 @@ START_TEST(option_defaults)
     get_opt_str(opt, "group_cap", buf, sizeof buf);
     ck_assert_str_eq(buf, "48");
     get_opt_str(opt, "batch_size", buf, sizeof buf);
-    ck_assert_str_eq(buf, "8");
+    ck_assert_str_eq(buf, "4");
     get_opt_str(opt, "variant", buf, sizeof buf);
     ck_assert_str_eq(buf, "full");
     get_opt_str(opt, "probe_strategy", buf, sizeof buf);
@@ -676,7 +676,7 @@ START_TEST(option_errors)
     get_opt_str(opt, "variant", buf, sizeof buf);
     ck_assert_str_eq(buf, "full");
     get_opt_str(opt, "batch_size", buf, sizeof buf);
-    ck_assert_str_eq(buf, "8");
+    ck_assert_str_eq(buf, "4");
     ck_assert_int_lt(bosch_get_option(opt, "no_such_option", buf, sizeof buf), 0);
     ck_assert_int_lt(bosch_get_option(opt, NULL, buf, sizeof buf), 0);
     bosch_optimizer_free(opt);

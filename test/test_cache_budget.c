@@ -57,7 +57,7 @@ START_TEST(cache_small_space)
         check_final_mask(res, p);
         if (be) {
             ck_assert_uint_gt(r.batch_calls, 0);
-            ck_assert_uint_le(r.max_batch, 8); /* default batch size */
+            ck_assert_uint_le(r.max_batch, 4); /* default batch size */
         }
         rec_free(&r);
         bosch_result_free(res);

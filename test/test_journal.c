@@ -82,7 +82,7 @@ START_TEST(format_as_documented)
     json_object_object_get_ex(o, "budget", &v);
     ck_assert_int_eq(json_object_get_int64(v), 120);
     json_object_object_get_ex(o, "batch_size", &v);
-    ck_assert_int_eq(json_object_get_int64(v), 8);
+    ck_assert_int_eq(json_object_get_int64(v), 4);
     json_object_object_get_ex(o, "anchors", &v);
     ck_assert(json_object_is_type(v, json_type_null));
     json_object_object_get_ex(o, "fix", &v);

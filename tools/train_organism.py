@@ -252,7 +252,8 @@ def write_safetensors(path, tensors):
     os.replace(path + ".tmp", path)
 
 
-def batch(markov, T, n, rng, needles=None, queries=1, hops_frac=0.0, source_first=False):
+def batch(markov, T, n, rng, needles=None, queries=1, hops_frac=0.0, source_first=False,
+          min_dist=40):
     """n samples; each is two-hop with probability hops_frac (drawn only when
     hops_frac > 0, so that the stream of a run without two-hop samples is
     unchanged)."""
@@ -260,7 +261,7 @@ def batch(markov, T, n, rng, needles=None, queries=1, hops_frac=0.0, source_firs
     for _ in range(n):
         hops = 2 if hops_frac > 0 and rng.random() < hops_frac else 1
         out.append(make_sample(markov, T, rng, needles, queries, hops=hops,
-                               source_first=source_first))
+                               source_first=source_first, min_dist=min_dist))
     xs, ans, hop1 = zip(*out)
     return torch.stack(xs), ans, hop1
 
@@ -332,6 +333,9 @@ def main():
                          "training samples (0: off)")
     ap.add_argument("--calib-hops-frac", type=float, default=0.0,
                     help="share of two-hop prompts in the calibration task")
+    ap.add_argument("--min-dist", type=int, default=40,
+                    help="training samples: fewest tokens between a needle and the query block "
+                         "(held-out and calibration prompts keep 40)")
     ap.add_argument("--kv-heads", type=int, default=4)
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--lag", type=int, default=1, choices=(1, 2),
@@ -381,7 +385,7 @@ def main():
         T = args.context if step > args.short_steps else args.short_context
         hf = args.hops_frac if step > args.hops_from else 0.0
         xs, ans, hop1 = batch(markov, T, args.batch, g, queries=0, hops_frac=hf,
-                        source_first=args.hops_source_first)
+                              source_first=args.hops_source_first, min_dist=args.min_dist)
         # Some samples are random content tokens repeated (the classic
         # induction-head task): dense signal for the copy circuit that
         # retrieval reuses.

@@ -38,7 +38,7 @@ enum kind { K_UINT, K_DOUBLE, K_BOOL, K_CHOICE, K_STRATEGY, K_PATH };
        "polish_fraction (0..1)", "share of stage 3 searching all free units at once")            \
     XX(GROUP_CAP, "group_cap", K_UINT, group_cap, "48", 1, 4294967295.0, "group_cap (>= 1)",       \
        "most free units searched jointly in stage 3")                                            \
-    XX(BATCH_SIZE, "batch_size", K_UINT, batch, "8", 1, 4096, "batch_size (1..4096)",              \
+    XX(BATCH_SIZE, "batch_size", K_UINT, batch, "4", 1, 4096, "batch_size (1..4096)",              \
        "most candidates proposed at once (part of the algorithm)")                               \
     XX(THREADS, "threads", K_UINT, threads, "1", 1, 256, "threads (1..256)",                       \
        "concurrent evaluations in callback mode (results do not depend on it)")                  \
