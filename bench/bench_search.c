@@ -491,8 +491,8 @@ static void print_header(void)
     printf("} (0 = not entangled) and noise sd %g (methods see the noisy score).\n", cfg.noise);
     printf("- Target ratios rho in {0.25, 0.5, 0.75, 0.875}; exact SWA count round(rho*units).\n");
     printf("- Budget: %llu evaluations for every searching method (BOSCH counts its two anchor "
-           "evaluations inside it; batch size 8, all other options default unless the method "
-           "name says otherwise). Random search: uniform feasible masks through "
+           "evaluations inside it; the library's default batch size and all other options "
+           "default unless the method name says otherwise). Random search: uniform feasible masks through "
            "bosch_strategy_solve(\"random\") on one block of all units, best kept. Single-unit "
            "ablation: units + 1 evaluations (S(full) and each unit alone SWA), importance = "
            "S(full) - S(unit alone SWA), then bosch_baseline_static. Layer patterns: "
@@ -754,7 +754,7 @@ static void print_overhead(void)
 
     printf("## Library overhead per evaluation (machine-dependent)\n\n");
     printf("Qwen3-1.7B shape (28x8, 224 units) and Qwen3-8B shape (36x8, 288 units), budget "
-           "%llu evaluations, seed 1, batch size 8, one "
+           "%llu evaluations, seed 1, the library's default batch size, one "
            "thread, wall clock (CLOCK_MONOTONIC) of bosch_optimize divided by the evaluations "
            "done. 'null evaluator' = a batch callback writing 0.5 + a tiny mask-dependent value "
            "(cost of the callback itself included, ~0.1 us); 'testbed' = bosch_testbed_batch_eval "

@@ -108,6 +108,8 @@ def main():
     ap.add_argument("--markdown", help="write the tables to this file too")
     ap.add_argument("--best-known", help="directory of best-r{ratio}.json masks (bench/best_known.py):"
                     " a row scored on the held-out tasks like the others")
+    ap.add_argument("--only", metavar="REGEX",
+                    help="only the methods whose label matches (e.g. 'BOSCH'): a quick re-check")
     ap.add_argument("--speed-only", action="store_true",
                     help="only the paper-faithful speed comparison")
     args = ap.parse_args()
@@ -145,6 +147,10 @@ def main():
     ]
     if args.best_known:
         methods.append(("best-known mask", "best", [], 0))
+    if args.only:
+        methods = [m for m in methods if re.search(args.only, m[0])]
+        if not methods:
+            sys.exit(f"results_table: no method matches --only {args.only!r}")
     rows = {}  # (label, ratio) -> dict
     bosch_sets = {}
     anchors = anchors_multi = anchors_hop = None
