@@ -68,7 +68,7 @@ class Markov:
 
 
 def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40, lag=None,
-                hops=1, source_first=False):
+                hops=1, source_first=False, keyval=0.0):
     """Tokens [T]. n needles "KEY k v" (k a key token, v a content token) lie
     at least min_dist tokens before the query block and after the 8 first
     tokens; the sample ends with `queries` queries "QRY k v" (the last one is
@@ -83,15 +83,27 @@ def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40,
     for k1. source_first puts "KEY k0 v" before "KEY k1 k0", so that the first
     hop can be resolved where the chain is read (the copy of v onto the k0 of
     needle 1) and the query needs one retrieval of an enriched token; without
-    it the two needles come in either order."""
+    it the two needles come in either order.
+
+    keyval: each needle that is not part of a two-hop chain stores, with this
+    probability, a key token that no needle of the sample defines, and its
+    query answers that key token literally. Without it no value position
+    ever holds a key token, and retrieval learns to ignore such positions,
+    which is where a two-hop chain's link is stored."""
     vocab, lo = markov.vocab, FIRST + NKEYS
     x = markov.fill(T, rng, lag or markov.lag)
     n = needles or int(rng.integers(1, 5))
     if hops == 2:
         n = max(n, 2)
     nq = n if queries == 0 else queries
-    keys = rng.permutation(NKEYS)[:n] + FIRST
+    perm = rng.permutation(NKEYS)
+    keys = perm[:n] + FIRST
     vals = rng.integers(lo, vocab, n)
+    if keyval > 0:
+        spare = list(perm[n:] + FIRST)
+        for i in range(2 if hops == 2 else 0, n):
+            if rng.random() < keyval and spare:
+                vals[i] = spare.pop()
     stored = vals.copy()  # what each needle holds
     if hops == 2:
         stored[1] = keys[0]
@@ -253,7 +265,7 @@ def write_safetensors(path, tensors):
 
 
 def batch(markov, T, n, rng, needles=None, queries=1, hops_frac=0.0, source_first=False,
-          min_dist=40):
+          min_dist=40, keyval=0.0):
     """n samples; each is two-hop with probability hops_frac (drawn only when
     hops_frac > 0, so that the stream of a run without two-hop samples is
     unchanged)."""
@@ -261,7 +273,7 @@ def batch(markov, T, n, rng, needles=None, queries=1, hops_frac=0.0, source_firs
     for _ in range(n):
         hops = 2 if hops_frac > 0 and rng.random() < hops_frac else 1
         out.append(make_sample(markov, T, rng, needles, queries, hops=hops,
-                               source_first=source_first, min_dist=min_dist))
+                               source_first=source_first, min_dist=min_dist, keyval=keyval))
     xs, ans, hop1 = zip(*out)
     return torch.stack(xs), ans, hop1
 
@@ -336,6 +348,9 @@ def main():
     ap.add_argument("--min-dist", type=int, default=40,
                     help="training samples: fewest tokens between a needle and the query block "
                          "(held-out and calibration prompts keep 40)")
+    ap.add_argument("--keyval-frac", type=float, default=0.0,
+                    help="training needles outside two-hop chains that store an undefined key "
+                         "token (answered literally), with this probability each")
     ap.add_argument("--kv-heads", type=int, default=4)
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--lag", type=int, default=1, choices=(1, 2),
@@ -385,7 +400,8 @@ def main():
         T = args.context if step > args.short_steps else args.short_context
         hf = args.hops_frac if step > args.hops_from else 0.0
         xs, ans, hop1 = batch(markov, T, args.batch, g, queries=0, hops_frac=hf,
-                              source_first=args.hops_source_first, min_dist=args.min_dist)
+                              source_first=args.hops_source_first, min_dist=args.min_dist,
+                              keyval=args.keyval_frac)
         # Some samples are random content tokens repeated (the classic
         # induction-head task): dense signal for the copy circuit that
         # retrieval reuses.
