@@ -9,8 +9,8 @@
  * depends on the machine.
  *
  *   bench_search [--quick] [--budget N] [--seeds K] [--threads T]
- *                [--noise SD] [--ent LIST] [--overhead-evals N] [--no-overhead]
- *                [--no-quality]
+ *                [--noise SD] [--ent LIST] [--overhead-evals N] [--overhead-batch N]
+ *                [--no-overhead] [--no-quality]
  *
  * For each landscape shape (Qwen3-1.7B: 28 layers x 8 KV groups, Qwen3-8B:
  * 36 x 8), target ratio rho, entanglement and landscape seed, every method
@@ -59,6 +59,7 @@ struct config {
     double ents[MAX_ENTS];
     unsigned nents;
     uint64_t overhead_evals;
+    unsigned overhead_batch; /* 0: the library's default batch size */
     int overhead, quality, quick;
 };
 
@@ -714,6 +715,8 @@ static struct overhead time_bosch(uint32_t layers, const char *strategy, double 
     bosch_set_option(opt, "seed", "1");
     if (strategy)
         bosch_set_option(opt, "strategy", strategy);
+    if (cfg.overhead_batch)
+        bosch_set_batch_size(opt, cfg.overhead_batch);
     bosch_set_batch_evaluator(opt, fn, user);
     double t0 = now_seconds();
     o.status = bosch_optimize(opt);
@@ -752,16 +755,21 @@ static void print_overhead(void)
     double tb_us = 1e6 * (now_seconds() - t0) / (double)reps;
     free(masks);
 
+    char batch[48];
+    if (cfg.overhead_batch)
+        snprintf(batch, sizeof batch, "batch size %u", cfg.overhead_batch);
+    else
+        snprintf(batch, sizeof batch, "the library's default batch size");
     printf("## Library overhead per evaluation (machine-dependent)\n\n");
     printf("Qwen3-1.7B shape (28x8, 224 units) and Qwen3-8B shape (36x8, 288 units), budget "
-           "%llu evaluations, seed 1, the library's default batch size, one "
+           "%llu evaluations, seed 1, %s, one "
            "thread, wall clock (CLOCK_MONOTONIC) of bosch_optimize divided by the evaluations "
            "done. 'null evaluator' = a batch callback writing 0.5 + a tiny mask-dependent value "
            "(cost of the callback itself included, ~0.1 us); 'testbed' = bosch_testbed_batch_eval "
            "(entanglement 0.1), which includes the testbed's own scoring cost (%.3f us per "
            "mask measured alone, 224 units). The last column is that cost as a share of a "
            "100 ms evaluation (a small model's forward pass).\n\n",
-           (unsigned long long)cfg.overhead_evals, tb_us);
+           (unsigned long long)cfg.overhead_evals, batch, tb_us);
     printf("| strategy | shape | rho | evaluator | evaluations | us / evaluation | of 100 ms |\n"
            "|---|---|---|---|---|---|---|\n");
     static const char *strats[] = {NULL, "model", "random", "swap", "ea", "mads"};
@@ -800,8 +808,8 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: bench_search [--quick] [--budget N] [--seeds K] [--threads T] [--noise SD]\n"
-            "                    [--ent E1,E2,...] [--overhead-evals N] [--no-overhead]\n"
-            "                    [--no-quality]\n"
+            "                    [--ent E1,E2,...] [--overhead-evals N] [--overhead-batch N]\n"
+            "                    [--no-overhead] [--no-quality]\n"
             "  defaults: budget 1500, seeds 10, threads 2, noise 0, ent 0,0.1,0.2,\n"
             "            overhead-evals 20000. --quick: budget 500, seeds 2, ent 0,0.1,\n"
             "            overhead-evals 5000 (flags after --quick override it).\n");
@@ -857,6 +865,8 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--overhead-evals") == 0 && v) {
             cfg.overhead_evals = strtoull(v, NULL, 10), i++;
+        } else if (strcmp(a, "--overhead-batch") == 0 && v) {
+            cfg.overhead_batch = (unsigned)strtoul(v, NULL, 10), i++;
         } else if (strcmp(a, "--no-overhead") == 0) {
             cfg.overhead = 0;
         } else if (strcmp(a, "--no-quality") == 0) {
