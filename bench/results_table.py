@@ -247,8 +247,11 @@ def table(ratios, methods, rows, anchors, key, what, task, args):
         cells = []
         for r in ratios:
             x = rows[(label, r)]
-            best_base = max(rows[(m[0], r)][key] for m in methods if m[1] == "baseline")
-            mark = "**" if x[key] >= best_base and label.startswith("BOSCH") else ""
+            # None when --only left no baseline to compare with: no bold.
+            best_base = max((rows[(m[0], r)][key] for m in methods if m[1] == "baseline"),
+                            default=None)
+            mark = ("**" if best_base is not None and x[key] >= best_base
+                    and label.startswith("BOSCH") else "")
             cells.append(f"{mark}{x[key]:.3f}{mark}")
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append("")
@@ -307,6 +310,18 @@ def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, t
                  f"{rows[(label, r)]['wall']:.0f}" for r in ratios]
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append("")
+    if all(r in bosch_sets for r in ratios):
+        out += turnover_section(ratios, bosch_sets)
+    out += speed_section(faithful)
+    out.append("")
+    out.append(f"Default budget {budget}; seed {args.seed}; {args.jobs} table run(s) at a time "
+               f"(wall times above are under that load); table {t_table / 60:.1f} min, total "
+               f"{total / 60:.1f} min on {platform.machine()} with {os.cpu_count()} CPUs.")
+    return "\n".join(out) + "\n"
+
+
+def turnover_section(ratios, bosch_sets):
+    out = []
     out.append("Head turnover of BOSCH (default budget) between consecutive ratios: Jaccard "
                "distance of the two SWA unit sets, the value it would have if the smaller set "
                "were nested in the larger (1 - |small|/|large|), and how many units of the "
@@ -320,12 +335,7 @@ def render(args, budget, ratios, methods, rows, bosch_sets, anchors, faithful, t
         small, large = (A, B) if len(A) <= len(B) else (B, A)
         out.append(f"| {a} | {b} | {jaccard_distance(A, B):.3f} | {nested:.3f} | "
                    f"{len(small - large)} |")
-    out += speed_section(faithful)
-    out.append("")
-    out.append(f"Default budget {budget}; seed {args.seed}; {args.jobs} table run(s) at a time "
-               f"(wall times above are under that load); table {t_table / 60:.1f} min, total "
-               f"{total / 60:.1f} min on {platform.machine()} with {os.cpu_count()} CPUs.")
-    return "\n".join(out) + "\n"
+    return out
 
 
 if __name__ == "__main__":
