@@ -15,7 +15,6 @@ every listed position are left out.
       [--samples N] [--seed S] [--context T] [--min 0.15]
 """
 import argparse
-import json
 import os
 import sys
 
@@ -61,12 +60,8 @@ def main():
     ap.add_argument("--min", type=float, default=0.15)
     a = ap.parse_args()
     torch.set_num_threads(1)
-    model = organism_forward.load(a.model)
-    model.eval()
-    with open(os.path.join(a.model, "config.json")) as f:
-        c = json.load(f)
-    markov = T.Markov(c["vocab_size"], 12345)  # the training stream's chain
-    markov.lag = a.lag
+    model, markov = organism_forward.load_with_stream(a.model, a.lag)
+    c = model.c
     g = np.random.default_rng(a.seed)
     min_dist = 40 if a.context > 100 else 8
     if a.task == "two-hop":

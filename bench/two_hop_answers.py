@@ -9,7 +9,6 @@ values splits v / distractor about evenly.
   /usr/bin/python3 bench/two_hop_answers.py MODEL_DIR [--samples N] [--seed S] [--lag 2]
 """
 import argparse
-import json
 import os
 import sys
 
@@ -30,12 +29,7 @@ def main():
     ap.add_argument("--context", type=int, default=256)
     a = ap.parse_args()
     torch.set_num_threads(1)
-    model = organism_forward.load(a.model)
-    model.eval()
-    with open(os.path.join(a.model, "config.json")) as f:
-        vocab = json.load(f)["vocab_size"]
-    markov = T.Markov(vocab, 12345)  # the training stream's chain (recipe.json: markov_seed)
-    markov.lag = a.lag
+    model, markov = organism_forward.load_with_stream(a.model, a.lag)
     xs, _, hop1 = T.batch(markov, a.context, a.samples, np.random.default_rng(a.seed), 3,
                           hops_frac=1.0, source_first=True)
     with torch.no_grad():

@@ -41,6 +41,16 @@ def load(ckpt):
     return model.eval()
 
 
+def load_with_stream(ckpt, lag=2):
+    """The checkpoint in eval mode and the Markov chain of its training stream
+    (seed 12345, recipe.json's markov_seed), for drawing prompts like it was
+    trained on."""
+    model = load(ckpt)
+    markov = train_organism.Markov(model.c["vocab_size"], 12345)
+    markov.lag = lag
+    return model, markov
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit("usage: organism_forward.py CKPT_DIR INPUT_JSON OUTPUT_BIN")
