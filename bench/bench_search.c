@@ -493,8 +493,8 @@ static void print_header(void)
     printf("- Target ratios rho in {0.25, 0.5, 0.75, 0.875}; exact SWA count round(rho*units).\n");
     printf("- Budget: %llu evaluations for every searching method (BOSCH counts its two anchor "
            "evaluations inside it; the library's default batch size and all other options "
-           "default unless the method name says otherwise). Random search: uniform feasible masks through "
-           "bosch_strategy_solve(\"random\") on one block of all units, best kept. Single-unit "
+           "default unless the method name says otherwise). Random search: uniform feasible "
+           "masks through bosch_strategy_solve(\"random\") on one block of all units, best kept. Single-unit "
            "ablation: units + 1 evaluations (S(full) and each unit alone SWA), importance = "
            "S(full) - S(unit alone SWA), then bosch_baseline_static. Layer patterns: "
            "bosch_baseline_layers, 0 evaluations (RAND seeded with the landscape seed).\n",
@@ -877,7 +877,7 @@ int main(int argc, char **argv)
         }
     }
     if (cfg.budget < 3 || cfg.seeds == 0 || cfg.threads == 0 || cfg.threads > 256 ||
-        !(cfg.noise >= 0.0) || cfg.overhead_evals < 3) {
+        !(cfg.noise >= 0.0) || cfg.overhead_evals < 3 || cfg.overhead_batch > 4096) {
         usage();
         return 2;
     }

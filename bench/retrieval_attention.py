@@ -45,10 +45,6 @@ def last_row_attention(model, xs):
     return logits, rows
 
 
-def needle_slots(x):
-    return [j for j in range(len(x) - 3) if x[j] == T.KEY]
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
@@ -74,7 +70,7 @@ def main():
     names, where = [], []
     for i in range(len(xs)):
         x = xs[i, :-1].tolist()
-        slots = needle_slots(x)
+        slots = T.needle_slots(x)
         if a.task == "two-hop":
             link = hop1[i][0][0]  # needle 1's stored k0
             s0 = [j for j in slots if x[j + 1] == x[link]][0]

@@ -38,7 +38,7 @@ def main():
     for i in range(len(xs)):
         x = xs[i].tolist()
         k0 = x[hop1[i][0][0]]
-        stored = [x[j + 2] for j in range(len(x) - 3) if x[j] == T.KEY]
+        stored = [x[j + 2] for j in T.needle_slots(x)]
         p = int(pred[i])
         key = ("v (right)" if p == x[-1] else "k0 (intermediate key)" if p == k0
                else "distractor value" if p in stored else "other")

@@ -139,6 +139,11 @@ def make_sample(markov, T, rng, needles=None, queries=1, span=True, min_dist=40,
     return torch.from_numpy(x), answers, hop1
 
 
+def needle_slots(x):
+    """Positions of the needles ("KEY k v": the KEY token) in a token list."""
+    return [j for j in range(len(x) - 3) if x[j] == KEY]
+
+
 class Qwen3(torch.nn.Module):
     def __init__(self, c):
         super().__init__()
