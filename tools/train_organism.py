@@ -335,6 +335,9 @@ def main():
     ap.add_argument("--swa-drop", type=float, default=0.0,
                     help="probability that a unit runs SWA in a training sample")
     ap.add_argument("--swa-drop-from", type=int, default=0, help="first step with SWA dropout")
+    ap.add_argument("--layer-drop", type=float, default=0.0,
+                    help="probability that a whole layer runs SWA in a training sample (from "
+                         "--swa-drop-from on), so that retrieval also grows in other layers")
     ap.add_argument("--init", help="start from the weights in this checkpoint directory")
     ap.add_argument("--stop-after", type=int, default=0,
                     help="stop after this step (the schedule still spans --steps)")
@@ -418,8 +421,11 @@ def main():
             ans[i] = []
         hop1 = [[] if not a else h for a, h in zip(ans, hop1)]
         swa = None
-        if args.swa_drop > 0 and step > args.swa_drop_from:
-            swa = torch.from_numpy(g.random((args.batch, L, kv)) < args.swa_drop)
+        if (args.swa_drop > 0 or args.layer_drop > 0) and step > args.swa_drop_from:
+            drop = g.random((args.batch, L, kv)) < args.swa_drop
+            if args.layer_drop > 0:
+                drop |= (g.random((args.batch, L, 1)) < args.layer_drop)
+            swa = torch.from_numpy(drop)
         logits = model(xs[:, :-1], swa, args.window)
         # --hop1-aux: at needle 1's stored k0 of a two-hop sample the target
         # is v (not the filler that follows), weighted hop1_aux: the first
