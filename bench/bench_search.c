@@ -494,8 +494,9 @@ static void print_header(void)
     printf("- Budget: %llu evaluations for every searching method (BOSCH counts its two anchor "
            "evaluations inside it; the library's default batch size and all other options "
            "default unless the method name says otherwise). Random search: uniform feasible "
-           "masks through bosch_strategy_solve(\"random\") on one block of all units, best kept. Single-unit "
-           "ablation: units + 1 evaluations (S(full) and each unit alone SWA), importance = "
+           "masks through bosch_strategy_solve(\"random\") on one block of all units, best "
+           "kept. Single-unit ablation: units + 1 evaluations (S(full) and each unit alone "
+           "SWA), importance = "
            "S(full) - S(unit alone SWA), then bosch_baseline_static. Layer patterns: "
            "bosch_baseline_layers, 0 evaluations (RAND seeded with the landscape seed).\n",
            (unsigned long long)cfg.budget);
