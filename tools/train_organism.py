@@ -338,6 +338,10 @@ def main():
     ap.add_argument("--layer-drop", type=float, default=0.0,
                     help="probability that a whole layer runs SWA in a training sample (from "
                          "--swa-drop-from on), so that retrieval also grows in other layers")
+    ap.add_argument("--unit-drop", default="",
+                    help="U:P[,U:P...]: unit U (layer * KV groups + group) runs SWA with "
+                         "probability P in a training sample (from --swa-drop-from on), on top "
+                         "of --swa-drop: a backup path forced for one unit")
     ap.add_argument("--init", help="start from the weights in this checkpoint directory")
     ap.add_argument("--stop-after", type=int, default=0,
                     help="stop after this step (the schedule still spans --steps)")
@@ -369,6 +373,15 @@ def main():
     ap.add_argument("--files-only", action="store_true",
                     help="only (re)write the tasks and bosch.json of an existing OUT_DIR")
     args = ap.parse_args()
+    try:
+        unit_drop = [(int(a), float(b)) for a, b in
+                     (item.split(":") for item in args.unit_drop.split(",") if item)]
+    except ValueError:
+        sys.exit(f"train_organism: --unit-drop wants U:P[,U:P...], got {args.unit_drop!r}")
+    for u, pu in unit_drop:
+        if not 0 <= u < args.layers * args.kv_heads or not 0.0 <= pu <= 1.0:
+            sys.exit(f"train_organism: --unit-drop {u}:{pu}: the unit must be below "
+                     f"{args.layers * args.kv_heads} and the probability within 0..1")
     if args.files_only:
         markov = Markov(args.vocab, 12345)
         markov.lag = args.lag
@@ -421,10 +434,12 @@ def main():
             ans[i] = []
         hop1 = [[] if not a else h for a, h in zip(ans, hop1)]
         swa = None
-        if (args.swa_drop > 0 or args.layer_drop > 0) and step > args.swa_drop_from:
+        if (args.swa_drop > 0 or args.layer_drop > 0 or unit_drop) and step > args.swa_drop_from:
             drop = g.random((args.batch, L, kv)) < args.swa_drop
             if args.layer_drop > 0:
                 drop |= (g.random((args.batch, L, 1)) < args.layer_drop)
+            for u, pu in unit_drop:
+                drop[:, u // kv, u % kv] |= g.random(args.batch) < pu
             swa = torch.from_numpy(drop)
         logits = model(xs[:, :-1], swa, args.window)
         # --hop1-aux: at needle 1's stored k0 of a two-hop sample the target
