@@ -8,12 +8,23 @@
  * exchange), the largest gain, and how many units differ from the proven
  * optimum where the family has one. Public API only; deterministic.
  *
+ * --flip-sweep K instead compares, at the same total budget B, the default
+ * with the default run on B - N - K evaluations (N units) followed by a
+ * sweep of exact single-unit flips: the N masks one unit off its mask
+ * (infeasible, each unit's exact local effect), then the units of largest
+ * gain (SWA -> full) paired in order with those of least cost (full ->
+ * SWA), each pair applied and evaluated, undone when it does not gain (its
+ * full unit then tried with the next SWA unit), at most K of them. A
+ * prototype of a stage the library does not have (docs/benchmarks.md).
+ *
  *   bench_neighbourhood [--family circuits] [--shape 28x8|36x8] [--rho 0.5]
  *                       [--budgets 500,1500] [--seed-base 1001] [--seeds 5]
+ *                       [--flip-sweep K]
  */
 #include <bosch/bosch.h>
 #include <bosch/testbed.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +70,63 @@ static int run_default(bosch_testbed *tb, const bosch_problem *p, uint64_t budge
     return ok;
 }
 
+static const double *sort_key;
+
+static int by_key_desc(const void *a, const void *b)
+{
+    double x = sort_key[*(const size_t *)a], y = sort_key[*(const size_t *)b];
+    return (x < y) - (x > y);
+}
+
+/* The flip sweep of --flip-sweep on mask m (score f), in place: returns the
+ * evaluations it spent (n + at most max_pairs). */
+static uint64_t flip_sweep(const bosch_testbed *tb, uint8_t *m, size_t n, double *f,
+                           uint64_t max_pairs)
+{
+    double *gain = malloc(n * sizeof *gain);
+    size_t *swa = malloc(n * sizeof *swa), *full = malloc(n * sizeof *full);
+    if (!gain || !swa || !full) {
+        fprintf(stderr, "bench_neighbourhood: out of memory\n");
+        exit(1);
+    }
+    size_t ns = 0, nf = 0;
+    for (size_t u = 0; u < n; u++) {
+        m[u] ^= 1;
+        gain[u] = clean(tb, m) - *f; /* the change of flipping u alone */
+        m[u] ^= 1;
+        if (m[u])
+            swa[ns++] = u;
+        else
+            full[nf++] = u;
+    }
+    sort_key = gain;
+    qsort(swa, ns, sizeof *swa, by_key_desc);  /* largest gain when made full first */
+    qsort(full, nf, sizeof *full, by_key_desc); /* least loss when made SWA first */
+    uint64_t used = n;
+    for (size_t i = 0, j = 0; i < ns && j < nf && used < n + max_pairs &&
+                              gain[swa[i]] + gain[full[j]] > 0.0;) {
+        m[swa[i]] = 0, m[full[j]] = 1;
+        double g = clean(tb, m);
+        used++;
+        if (g > *f) {
+            *f = g;
+            i++, j++;
+        } else {
+            m[swa[i]] = 1, m[full[j]] = 0;
+            j++;
+        }
+    }
+    free(gain);
+    free(swa);
+    free(full);
+    return used;
+}
+
 int main(int argc, char **argv)
 {
     const char *family = "circuits", *shape = "28x8", *budgets = "500,1500";
     double rho = 0.5;
-    uint64_t seed_base = 1001, seeds = 5;
+    uint64_t seed_base = 1001, seeds = 5, sweep = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
@@ -82,6 +145,8 @@ int main(int argc, char **argv)
             seed_base = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--seeds"))
             seeds = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--flip-sweep"))
+            sweep = strtoull(v, NULL, 10);
         else {
             fprintf(stderr, "bench_neighbourhood: unknown option %s\n", a);
             return 2;
@@ -94,13 +159,26 @@ int main(int argc, char **argv)
         return 2;
     }
     int fam = family_by_name(family);
-    printf("# Single-swap neighbourhood of the default's mask\n\n%s, %s, rho %g, raw_scores=1, "
-           "seeds %llu..%llu; q = (f - f(all SWA)) / (f_best - f(all SWA)), f_best the proven "
-           "optimum where there is one (else the default's own score: q = 1).\n\n"
-           "| budget | seed | q | improving swaps | of them removing a critical unit | largest "
-           "gain (q) | units differing from the optimum |\n|---|---|---|---|---|---|---|\n",
-           family, shape, rho, (unsigned long long)seed_base,
-           (unsigned long long)(seed_base + seeds - 1));
+    if (sweep)
+        printf("# The default against the default plus a flip sweep, at equal budgets\n\n%s, %s, "
+               "rho %g, raw_scores=1, seeds %llu..%llu; the sweep variant runs the default on "
+               "B - N - %llu evaluations (N units), then the flip sweep (bench_neighbourhood.c); "
+               "q = (f - f(all SWA)) / (f_best - f(all SWA)), f_best the proven optimum where "
+               "there is one (else the default's score); rel = (f_sweep - f_default) / "
+               "(f_default - f(all SWA)).\n\n"
+               "| budget | seed | q default | q default + sweep | rel | evaluations |\n"
+               "|---|---|---|---|---|---|\n",
+               family, shape, rho, (unsigned long long)seed_base,
+               (unsigned long long)(seed_base + seeds - 1), (unsigned long long)sweep);
+    else
+        printf("# Single-swap neighbourhood of the default's mask\n\n%s, %s, rho %g, "
+               "raw_scores=1, seeds %llu..%llu; q = (f - f(all SWA)) / (f_best - f(all SWA)), "
+               "f_best the proven optimum where there is one (else the default's own score: "
+               "q = 1).\n\n| budget | seed | q | improving swaps | of them removing a critical "
+               "unit | largest gain (q) | units differing from the optimum |\n"
+               "|---|---|---|---|---|---|---|\n",
+               family, shape, rho, (unsigned long long)seed_base,
+               (unsigned long long)(seed_base + seeds - 1));
     char *list = strdup(budgets);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         uint64_t budget = strtoull(tok, NULL, 10);
@@ -124,6 +202,24 @@ int main(int argc, char **argv)
             if (!exact)
                 f_opt = f;
             double range = f_opt - f_swa;
+            if (sweep) {
+                uint64_t pre = budget > n + sweep ? budget - n - sweep : 0;
+                double fs = 0.0, q_sweep = NAN;
+                uint64_t used = 0;
+                if (pre > 0 && run_default(tb, p, pre, seed, m)) {
+                    fs = clean(tb, m);
+                    used = pre + flip_sweep(tb, m, n, &fs, sweep);
+                    q_sweep = (fs - f_swa) / range;
+                }
+                printf("| %llu | %llu | %.5f | %.5f | %+.5f | %llu |\n",
+                       (unsigned long long)budget, (unsigned long long)seed, (f - f_swa) / range,
+                       q_sweep, (fs - f) / (f - f_swa), (unsigned long long)used);
+                free(m);
+                free(opt);
+                bosch_problem_free(p);
+                bosch_testbed_free(tb);
+                continue;
+            }
             unsigned improving = 0, critical = 0, differ = 0;
             double best_gain = 0.0;
             for (size_t i = 0; i < n; i++) /* i full -> SWA, j SWA -> full */
