@@ -122,6 +122,61 @@ static uint64_t flip_sweep(const bosch_testbed *tb, uint8_t *m, size_t n, double
     return used;
 }
 
+/* One row of the --flip-sweep table: the default's mask m (score f) at this
+ * budget against the default on budget - n - sweep evaluations plus the
+ * sweep (m is reused for that run). */
+static void print_sweep_row(bosch_testbed *tb, const bosch_problem *p, uint8_t *m,
+                            uint64_t budget, uint64_t seed, uint64_t sweep, double f,
+                            double f_swa, double range)
+{
+    size_t n = bosch_testbed_units(tb);
+    uint64_t pre = budget > n + sweep ? budget - n - sweep : 0, used = 0;
+    double q_sweep = NAN, rel = NAN; /* no sweep run: too small a budget */
+    if (pre > 0 && run_default(tb, p, pre, seed, m)) {
+        double fs = clean(tb, m);
+        used = pre + flip_sweep(tb, m, n, &fs, sweep);
+        q_sweep = (fs - f_swa) / range;
+        rel = (fs - f) / (f - f_swa);
+    }
+    printf("| %llu | %llu | %.5f | %.5f | %+.5f | %llu |\n", (unsigned long long)budget,
+           (unsigned long long)seed, (f - f_swa) / range, q_sweep, rel, (unsigned long long)used);
+}
+
+/* One row of the neighbourhood table: every single swap of the default's
+ * mask m (score f), on the clean score. */
+static void print_neighbourhood_row(const bosch_testbed *tb, uint8_t *m, const uint8_t *opt,
+                                    int exact, uint64_t budget, uint64_t seed, double f,
+                                    double f_swa, double range)
+{
+    size_t n = bosch_testbed_units(tb);
+    unsigned improving = 0, critical = 0, differ = 0;
+    double best_gain = 0.0;
+    for (size_t i = 0; i < n; i++) /* i full -> SWA, j SWA -> full */
+        for (size_t j = 0; !m[i] && j < n; j++) {
+            if (!m[j])
+                continue;
+            m[i] = 1, m[j] = 0;
+            double g = clean(tb, m) - f;
+            m[j] = 1;
+            double alone = g > 1e-12 ? clean(tb, m) - f : 0.0; /* i SWA alone */
+            m[i] = 0;
+            if (!(g > 1e-12))
+                continue;
+            improving++;
+            best_gain = g > best_gain ? g : best_gain;
+            critical += -alone > 5.0 * g && -alone > 0.002 * range;
+        }
+    for (size_t u = 0; exact && u < n; u++)
+        differ += m[u] != opt[u];
+    printf("| %llu | %llu | %.5f | %u | %u | %.5f | ", (unsigned long long)budget,
+           (unsigned long long)seed, (f - f_swa) / range, improving, critical,
+           best_gain / range);
+    if (exact)
+        printf("%u |\n", differ);
+    else
+        printf("no proven optimum |\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *family = "circuits", *shape = "28x8", *budgets = "500,1500";
@@ -202,50 +257,10 @@ int main(int argc, char **argv)
             if (!exact)
                 f_opt = f;
             double range = f_opt - f_swa;
-            if (sweep) {
-                uint64_t pre = budget > n + sweep ? budget - n - sweep : 0;
-                double fs = 0.0, q_sweep = NAN;
-                uint64_t used = 0;
-                if (pre > 0 && run_default(tb, p, pre, seed, m)) {
-                    fs = clean(tb, m);
-                    used = pre + flip_sweep(tb, m, n, &fs, sweep);
-                    q_sweep = (fs - f_swa) / range;
-                }
-                printf("| %llu | %llu | %.5f | %.5f | %+.5f | %llu |\n",
-                       (unsigned long long)budget, (unsigned long long)seed, (f - f_swa) / range,
-                       q_sweep, (fs - f) / (f - f_swa), (unsigned long long)used);
-                free(m);
-                free(opt);
-                bosch_problem_free(p);
-                bosch_testbed_free(tb);
-                continue;
-            }
-            unsigned improving = 0, critical = 0, differ = 0;
-            double best_gain = 0.0;
-            for (size_t i = 0; i < n; i++) /* i full -> SWA, j SWA -> full */
-                for (size_t j = 0; !m[i] && j < n; j++) {
-                    if (!m[j])
-                        continue;
-                    m[i] = 1, m[j] = 0;
-                    double g = clean(tb, m) - f;
-                    m[j] = 1;
-                    double alone = g > 1e-12 ? clean(tb, m) - f : 0.0; /* i SWA alone */
-                    m[i] = 0;
-                    if (!(g > 1e-12))
-                        continue;
-                    improving++;
-                    best_gain = g > best_gain ? g : best_gain;
-                    critical += -alone > 5.0 * g && -alone > 0.002 * range;
-                }
-            for (size_t u = 0; exact && u < n; u++)
-                differ += m[u] != opt[u];
-            printf("| %llu | %llu | %.5f | %u | %u | %.5f | ", (unsigned long long)budget,
-                   (unsigned long long)seed, (f - f_swa) / range, improving, critical,
-                   best_gain / range);
-            if (exact)
-                printf("%u |\n", differ);
+            if (sweep)
+                print_sweep_row(tb, p, m, budget, seed, sweep, f, f_swa, range);
             else
-                printf("no proven optimum |\n");
+                print_neighbourhood_row(tb, m, opt, exact, budget, seed, f, f_swa, range);
             free(m);
             free(opt);
             bosch_problem_free(p);
