@@ -192,9 +192,15 @@ int lns_step_polish(lns *m)
         lns_start_from_work(m, sp);
         lns_log(m, BOSCH_LOG_INFO, "stage 3 polish over %zu free units, budget %llu", n,
                 (unsigned long long)budget);
+        pl->polish_first = m->store.n;
         int rc = lns_start_subproblem(m, sp, budget, BOSCH_STAGE_GROUP);
         if (rc < 0)
             return rc;
+    }
+    if (lns_sweep_due(m)) {
+        pl->group_used += lns_close_subproblem(m);
+        m->step = STEP_SWEEP;
+        return 0;
     }
     int n = lns_pull_runner(m);
     if (n != 0)

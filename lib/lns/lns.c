@@ -57,6 +57,7 @@ void lns_free(lns *m)
     free(m->pend_fid);
     free(m->pend_draw);
     free(pl->conf_rec);
+    lns_sweep_free(pl);
     store_free(&m->store);
     free(m);
 }
@@ -261,6 +262,9 @@ int lns_next(lns *m, struct lns_batch *out)
             break;
         case STEP_POLISH:
             n = lns_step_polish(m);
+            break;
+        case STEP_SWEEP:
+            n = lns_step_sweep(m);
             break;
         case STEP_LAYERS:
             n = lns_step_layers(m);

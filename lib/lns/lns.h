@@ -37,6 +37,8 @@ struct lns_config {
     uint32_t confirm, confirm_top; /* confirmation draws of the best masks at the end */
     double screen_fidelity;        /* stage 3 screens new candidates at it (1 = off) */
     const double *prior;           /* the host's per-unit priors (units; borrowed), or NULL */
+    uint32_t sweep_pairs;          /* flip sweep: most pairs scored (0 = no sweep) */
+    double sweep_gap;              /* ... runs when the recent median gap is below this */
 };
 
 struct lns_hooks {

@@ -19,10 +19,14 @@ enum step {
     STEP_ALLOC,   /* stage 2: allocate ratios, evaluate the start mask */
     STEP_GROUP,   /* stage 3, one chunk after the other */
     STEP_POLISH,  /* stage 3's last part: swaps across all layers [ours] */
+    STEP_SWEEP,   /* stage 3's end, when the landscape looks additive: exact flips [ours] */
     STEP_LAYERS,  /* layer-level variant */
     STEP_CONFIRM, /* confirmation draws of the best masks [ours] */
     STEP_FINISHED
 };
+
+/* States of the flip sweep. */
+enum sweep_state { SWEEP_NONE, SWEEP_FLIPS, SWEEP_PAIRS, SWEEP_DONE };
 
 /* Everything the stage machine keeps between batches. */
 struct plan {
@@ -50,6 +54,18 @@ struct plan {
     int64_t *conf_rec;
     uint32_t nconf, conf_next, confirm_state; /* 0 = not begun, 1 = running, 2 = done */
     int end_status;       /* the stop reason the search reached before confirming */
+    /* Flip sweep (sweep.c). */
+    int sweep_checked;    /* its test ran (once per run) */
+    size_t polish_first;  /* the polish's first store record */
+    int sweep_state;      /* enum sweep_state */
+    size_t *sw_unit, sw_n; /* the free units */
+    size_t sw_next, sw_chunk; /* flips handed out, first flip of the pending chunk */
+    int64_t *sw_slot;     /* per flip: lns_push_fixed's answer ([0]: the pending pair) */
+    double *sw_gain;      /* per unit: objective change of flipping it alone */
+    size_t *sw_swa, *sw_full, sw_nswa, sw_nfull, sw_i, sw_j; /* pair candidates, cursors */
+    uint32_t sw_pairs;    /* pairs scored */
+    double sw_f;          /* objective of the working mask */
+    uint8_t *sw_mask;     /* scratch mask (units) */
 };
 
 
@@ -140,6 +156,12 @@ int lns_step_alloc(lns *m);         /* alloc.c */
 void lns_choose_allocation(lns *m); /* alloc.c: after stage 2's batch */
 int lns_step_group(lns *m);         /* group.c */
 int lns_step_polish(lns *m);        /* group.c */
+/* sweep.c: non-zero when the polish should end here for the flip sweep
+ * (tested once, when the budget left first reaches free units + sweep_pairs). */
+int lns_sweep_due(lns *m);
+int lns_step_sweep(lns *m);
+int lns_sweep_end(lns *m);
+void lns_sweep_free(struct plan *pl);
 int lns_step_layers(lns *m);        /* layers.c */
 int lns_step_confirm(lns *m);       /* confirm.c */
 

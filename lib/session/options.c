@@ -55,6 +55,11 @@ enum kind { K_UINT, K_DOUBLE, K_BOOL, K_CHOICE, K_STRATEGY, K_PATH };
     XX(SCREEN_FIDELITY, "screen_fidelity", K_DOUBLE, screen_fidelity, "1", 0.001, 1,               \
        "screen_fidelity (0.001..1)",                                                             \
        "stage 3 scores new candidates at this fidelity first (1 = off; needs a request evaluator)") \
+    XX(SWEEP_PAIRS, "sweep_pairs", K_UINT, sweep_pairs, "40", 0, 1048576,                          \
+       "sweep_pairs (0..1048576)",                                                               \
+       "flip sweep at the end of stage 3: most swaps it scores (0 = no sweep)")                  \
+    XX(SWEEP_GAP, "sweep_gap", K_DOUBLE, sweep_gap, "0.005", 0, 1, "sweep_gap (0..1)",             \
+       "the flip sweep runs when the recent candidates' median gap to the best is below this")  \
     XX(VARIANT, "variant", K_CHOICE, variant, "full", 0, BOSCH_VARIANT_LAYER_LEVEL, "variant",     \
        "which parts of the method run: full|probe-only|group-only|layer-level")                  \
     XX(STRATEGY, "strategy", K_STRATEGY, strategy, "auto", -1, 0, "strategy",                      \
@@ -726,6 +731,8 @@ struct lns_config session_lns_config(const struct options *o)
     c.confirm = (uint32_t)o->confirm;
     c.confirm_top = (uint32_t)o->confirm_top;
     c.screen_fidelity = o->screen_fidelity;
+    c.sweep_pairs = (uint32_t)o->sweep_pairs;
+    c.sweep_gap = o->sweep_gap;
     c.prior = o->priors;
     c.s_full = o->s_full;
     c.s_swa = o->s_swa;

@@ -35,6 +35,8 @@ struct options {
     int raw_scores;      /* unordered anchors: search raw scores */
     uint64_t confirm, confirm_top; /* confirmation draws of the best masks */
     double screen_fidelity;        /* multi-fidelity screening (1 = off) */
+    uint64_t sweep_pairs;          /* flip sweep: most pairs (0 = off) */
+    double sweep_gap;              /* ... and its trigger */
     double *priors;                /* the host's per-unit priors (units), NULL = none */
     char **identity;               /* run identity: key, value, key, value... (journal header) */
     size_t n_identity;             /* pairs */

@@ -1,0 +1,308 @@
+/* Stage 3's flip sweep [ours]. Where the polish is refining small effects
+ * that add up (its recent candidates land just below the incumbent), its
+ * surrogate cannot resolve them any more, but they can be measured: the
+ * last evaluations go to the N masks one free unit off the incumbent (each
+ * infeasible, one unit off the target; together the exact local effect of
+ * every unit), then to swaps built from them, the SWA unit of largest gain
+ * paired with the full unit of least loss, applied one at a time and
+ * undone when they do not gain. Where the landscape is not locally
+ * additive (the polish still climbs) the sweep would waste its budget, so
+ * it runs only when the median gap of the last quarter of the evaluations
+ * to the best is below sweep_gap (docs/benchmarks.md measured both). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lns/lns_impl.h"
+
+/* Fewest polish evaluations the test reads. */
+#define SWEEP_MIN_SEEN 32
+/* Fewest pairs the sweep must have room for. */
+#define SWEEP_MIN_PAIRS 8
+
+static uint32_t free_units(const bosch_problem *p)
+{
+    uint32_t n = 0;
+    for (size_t u = 0; u < p->units; u++)
+        n += p->fix[u] == BOSCH_FIX_NONE;
+    return n;
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median over the last quarter of the evaluations so far (full fidelity,
+ * first draws), the polish's only, of (best - value) / (best - all SWA);
+ * NaN when undefined or when the polish has made fewer than SWEEP_MIN_SEEN. */
+static double recent_gap(const lns *m)
+{
+    const eval_store *s = &m->store;
+    size_t first = m->plan.polish_first;
+    if (m->best_record < 0 || s->n < first + SWEEP_MIN_SEEN)
+        return NAN;
+    double best = lns_objective(m, (size_t)m->best_record);
+    double base = lns_normalized(m, m->s_swa); /* 0, or S_allSWA when raw */
+    if (!(best > base))
+        return NAN;
+    size_t from = s->n - s->n / 4, k = 0;
+    if (from < first)
+        from = first;
+    double *gap = malloc((s->n - from) * sizeof *gap);
+    if (!gap)
+        return NAN;
+    for (size_t r = from; r < s->n; r++)
+        if (store_is_plain(s, r) && isfinite(lns_objective(m, r)))
+            gap[k++] = (best - lns_objective(m, r)) / (best - base);
+    double med = NAN;
+    if (k > 0) {
+        qsort(gap, k, sizeof *gap, by_double);
+        med = k % 2 ? gap[k / 2] : 0.5 * (gap[k / 2 - 1] + gap[k / 2]);
+    }
+    free(gap);
+    return med;
+}
+
+int lns_sweep_due(lns *m)
+{
+    struct plan *pl = &m->plan;
+    if (m->cfg.sweep_pairs == 0 || pl->sweep_checked)
+        return 0;
+    uint64_t n = free_units(m->prob), left = lns_budget_left(m);
+    if (left > n + m->cfg.sweep_pairs)
+        return 0;
+    pl->sweep_checked = 1;
+    /* The sweep replaces the polish's end, not the polish: it needs room for
+     * a few pairs, and a polish that ran long enough for the test to read. */
+    if (left < n + SWEEP_MIN_PAIRS || pl->work_record < 0 ||
+        m->store.n < pl->polish_first + SWEEP_MIN_SEEN)
+        return 0;
+    double gap = recent_gap(m);
+    int due = gap < m->cfg.sweep_gap;
+    lns_log(m, BOSCH_LOG_INFO,
+            "flip sweep %s: median gap of the last quarter's candidates to the best %.4g "
+            "(sweep_gap %g), %llu evaluations left",
+            due ? "begins" : "skipped", gap, m->cfg.sweep_gap, (unsigned long long)left);
+    return due;
+}
+
+void lns_sweep_free(struct plan *pl)
+{
+    free(pl->sw_gain);
+    free(pl->sw_slot);
+    free(pl->sw_unit);
+    free(pl->sw_swa);
+    free(pl->sw_full);
+    free(pl->sw_mask);
+    pl->sw_gain = NULL;
+    pl->sw_slot = NULL;
+    pl->sw_unit = NULL;
+    pl->sw_swa = pl->sw_full = NULL;
+    pl->sw_mask = NULL;
+}
+
+/* Record of a slot lns_push_fixed returned, once its batch was told. */
+static int64_t slot_record(const lns *m, int64_t slot)
+{
+    return slot >= 0 ? slot : m->pend_record[-slot - 2];
+}
+
+static const double *sort_gain;
+
+/* Largest gain first; ties by unit, so that the order is the same everywhere. */
+static int by_gain_desc(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    double gx = sort_gain[x], gy = sort_gain[y];
+    if (gx != gy)
+        return gx < gy ? 1 : -1;
+    return (x > y) - (x < y);
+}
+
+static int sweep_begin(lns *m)
+{
+    struct plan *pl = &m->plan;
+    const bosch_problem *p = m->prob;
+    size_t n = free_units(p);
+    pl->sw_gain = malloc(p->units * sizeof *pl->sw_gain);
+    pl->sw_slot = malloc(n * sizeof *pl->sw_slot);
+    pl->sw_unit = malloc(n * sizeof *pl->sw_unit);
+    pl->sw_swa = malloc(n * sizeof *pl->sw_swa);
+    pl->sw_full = malloc(n * sizeof *pl->sw_full);
+    pl->sw_mask = malloc(p->units);
+    if (!pl->sw_gain || !pl->sw_slot || !pl->sw_unit || !pl->sw_swa || !pl->sw_full ||
+        !pl->sw_mask)
+        return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
+    pl->sw_n = 0;
+    for (size_t u = 0; u < p->units; u++)
+        if (p->fix[u] == BOSCH_FIX_NONE)
+            pl->sw_unit[pl->sw_n++] = u;
+    pl->sw_next = 0;
+    pl->sw_pairs = 0;
+    pl->sw_f = lns_objective(m, (size_t)pl->work_record); /* feasible: no penalty */
+    pl->sweep_state = SWEEP_FLIPS;
+    return BOSCH_OK;
+}
+
+/* The next chunk of single flips (at most batch_size of them). */
+static int push_flips(lns *m)
+{
+    struct plan *pl = &m->plan;
+    size_t units = m->prob->units, end = pl->sw_next + (m->cfg.batch ? m->cfg.batch : 1);
+    if (end > pl->sw_n)
+        end = pl->sw_n;
+    pl->sw_chunk = pl->sw_next;
+    memcpy(pl->sw_mask, pl->work, units);
+    for (size_t i = pl->sw_next; i < end; i++) {
+        size_t u = pl->sw_unit[i];
+        pl->sw_mask[u] ^= 1;
+        pl->sw_slot[i] = lns_push_fixed(m, pl->sw_mask, BOSCH_STAGE_GROUP);
+        pl->sw_mask[u] ^= 1;
+        if (pl->sw_slot[i] == INT64_MIN)
+            return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
+    }
+    pl->sw_next = end;
+    return (int)m->npend;
+}
+
+/* The flips of the chunk were told: their gains. */
+static void flips_told(lns *m)
+{
+    struct plan *pl = &m->plan;
+    for (size_t i = pl->sw_chunk; i < pl->sw_next; i++) {
+        int64_t rec = slot_record(m, pl->sw_slot[i]);
+        /* The score alone: the objective's ratio penalty would charge each
+         * flip for leaving the target, which a pair does not. */
+        double v = rec >= 0 ? lns_normalized(m, m->store.scores[rec]) : NAN;
+        pl->sw_gain[pl->sw_unit[i]] = isfinite(v) ? v - pl->sw_f : -INFINITY;
+    }
+}
+
+/* All flips known: SWA units by gain when made full, full units by gain
+ * (least loss) when made SWA. */
+static void order_pairs(lns *m)
+{
+    struct plan *pl = &m->plan;
+    pl->sw_nswa = pl->sw_nfull = 0;
+    for (size_t i = 0; i < pl->sw_n; i++) {
+        size_t u = pl->sw_unit[i];
+        if (pl->work[u])
+            pl->sw_swa[pl->sw_nswa++] = u;
+        else
+            pl->sw_full[pl->sw_nfull++] = u;
+    }
+    sort_gain = pl->sw_gain;
+    qsort(pl->sw_swa, pl->sw_nswa, sizeof *pl->sw_swa, by_gain_desc);
+    qsort(pl->sw_full, pl->sw_nfull, sizeof *pl->sw_full, by_gain_desc);
+    pl->sw_i = pl->sw_j = 0;
+    pl->sweep_state = SWEEP_PAIRS;
+}
+
+/* The pair (i, j) was scored `v`: kept when it gains, else its full unit
+ * is tried with the next SWA unit. */
+static void pair_scored(lns *m, int64_t rec)
+{
+    struct plan *pl = &m->plan;
+    double v = rec >= 0 ? lns_objective(m, (size_t)rec) : NAN;
+    if (v > pl->sw_f) {
+        memcpy(pl->work, pl->sw_mask, m->prob->units);
+        pl->work_record = rec;
+        pl->sw_f = v;
+        pl->sw_i++;
+    }
+    pl->sw_j++;
+}
+
+/* Pushes the next pair worth scoring; 0 when none is left. */
+static int push_pair(lns *m)
+{
+    struct plan *pl = &m->plan;
+    const bosch_problem *p = m->prob;
+    while (pl->sw_i < pl->sw_nswa && pl->sw_j < pl->sw_nfull &&
+           pl->sw_pairs < m->cfg.sweep_pairs && lns_budget_left(m) > 0) {
+        size_t a = pl->sw_swa[pl->sw_i], b = pl->sw_full[pl->sw_j];
+        if (!(pl->sw_gain[a] + pl->sw_gain[b] > 0.0))
+            break;
+        memcpy(pl->sw_mask, pl->work, p->units);
+        pl->sw_mask[a] = 0;
+        pl->sw_mask[b] = 1;
+        if (!bosch_mask_is_feasible(p, pl->sw_mask)) { /* a layer's bounds */
+            pl->sw_j++;
+            continue;
+        }
+        int64_t slot = lns_push_fixed(m, pl->sw_mask, BOSCH_STAGE_GROUP);
+        if (slot == INT64_MIN)
+            return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
+        if (slot >= 0) { /* scored before: no evaluation */
+            pair_scored(m, slot);
+            continue;
+        }
+        pl->sw_slot[0] = slot;
+        pl->sw_pairs++;
+        return (int)m->npend;
+    }
+    return 0;
+}
+
+int lns_step_sweep(lns *m)
+{
+    struct plan *pl = &m->plan;
+    switch (pl->sweep_state) {
+    case SWEEP_NONE: {
+        int rc = sweep_begin(m);
+        if (rc < 0)
+            return rc;
+        return push_flips(m);
+    }
+    case SWEEP_FLIPS:
+        flips_told(m);
+        if (pl->sw_next < pl->sw_n) {
+            if (lns_budget_left(m) == 0)
+                break;
+            return push_flips(m);
+        }
+        order_pairs(m);
+        {
+            int n = push_pair(m);
+            if (n != 0)
+                return n;
+        }
+        break;
+    case SWEEP_PAIRS:
+        pair_scored(m, slot_record(m, pl->sw_slot[0]));
+        {
+            int n = push_pair(m);
+            if (n != 0)
+                return n;
+        }
+        break;
+    default:
+        break;
+    }
+    return lns_sweep_end(m);
+}
+
+int lns_sweep_end(lns *m)
+{
+    struct plan *pl = &m->plan;
+    uint64_t left = lns_budget_left(m);
+    if (pl->sweep_state != SWEEP_DONE)
+        lns_log(m, BOSCH_LOG_INFO,
+                "flip sweep done: %zu flips, %u pairs scored, best %.6g, %llu evaluations left%s",
+                pl->sw_next, pl->sw_pairs, pl->sw_f, (unsigned long long)left,
+                left ? " (for the polish, from the sweep's mask)" : "");
+    pl->sweep_state = SWEEP_DONE;
+    lns_sweep_free(pl);
+    lns_milestone(m);
+    /* Budget the pairs did not need goes back to the polish. */
+    if (left > 0) {
+        pl->polished = 0;
+        pl->group_total = (uint64_t)ceil(pl->group_used) + left; /* the polish gets >= left */
+        m->step = STEP_POLISH;
+    } else {
+        m->step = STEP_FINISHED;
+    }
+    return 0;
+}
