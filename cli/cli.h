@@ -30,6 +30,9 @@ struct settings {
     unsigned threads, eval_batch, batch_size;
     unsigned confirm, confirm_top; /* search: confirmation draws */
     double screen_fidelity;        /* search: multi-fidelity screening (1 = off) */
+    unsigned sweep_pairs;          /* search: flip sweep (when given) */
+    double sweep_gap;
+    int sweep_pairs_given, sweep_gap_given;
     const char *priors;            /* search: a saved selection whose unit_importance guides it */
     int no_prefix_cache;
     const char *journal;

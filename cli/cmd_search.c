@@ -87,6 +87,10 @@ static int configure(bosch_optimizer *opt, const struct settings *s)
         return opt_fail(rc, "--confirm-top", opt);
     if ((rc = bosch_set_screen_fidelity(opt, s->screen_fidelity)))
         return opt_fail(rc, "--screen-fidelity", opt);
+    if (s->sweep_pairs_given && (rc = bosch_set_sweep_pairs(opt, s->sweep_pairs)))
+        return opt_fail(rc, "--sweep-pairs", opt);
+    if (s->sweep_gap_given && (rc = bosch_set_sweep_gap(opt, s->sweep_gap)))
+        return opt_fail(rc, "--sweep-gap", opt);
     if ((rc = bosch_set_threads(opt, s->threads)))
         return opt_fail(rc, "--threads", opt);
     if (s->time_limit > 0 && (rc = bosch_set_time_limit(opt, s->time_limit)))

@@ -13,7 +13,8 @@ enum opt_id {
     O_RATIO, O_WINDOW, O_SINK, O_BUDGET, O_THREADS, O_JOURNAL, O_SEED, O_STRATEGY,
     O_VARIANT, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH, O_TIME,
     O_BATCHSIZE, O_NOCACHE, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
-    O_FORMAT, O_CONFIGONLY, O_CONFIRM, O_CONFIRMTOP, O_SCREEN, O_PRIORS
+    O_FORMAT, O_CONFIGONLY, O_CONFIRM, O_CONFIRMTOP, O_SCREEN, O_PRIORS, O_SWEEPPAIRS,
+    O_SWEEPGAP
 };
 
 #define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
@@ -104,6 +105,12 @@ static const struct cli_option options[] = {
     {"screen-fidelity", required_argument, O_SCREEN, CMD_SEARCH, SEC_SEARCH,
      "--screen-fidelity F  stage 3 screens candidates on a share F of the samples\n"
      "                     first (1 = off)"},
+    {"sweep-pairs", required_argument, O_SWEEPPAIRS, CMD_SEARCH, SEC_SEARCH,
+     "--sweep-pairs K    flip sweep at the end of stage 3: most swaps it scores\n"
+     "                     (library default 40; 0 = no sweep)"},
+    {"sweep-gap", required_argument, O_SWEEPGAP, CMD_SEARCH, SEC_SEARCH,
+     "--sweep-gap G      the sweep runs when the polish's recent candidates are\n"
+     "                     within G of the best (library default 0.005)"},
     {"priors", required_argument, O_PRIORS, CMD_SEARCH, SEC_SEARCH,
      "--priors FILE      per-unit priors: the unit_importance saved by a static\n"
      "                     baseline (e.g. fisher) guides the search"},
@@ -291,6 +298,13 @@ static const char *apply_run_option(struct settings *s, int id, const char *arg)
         return parse_double(arg, &s->screen_fidelity) || !(s->screen_fidelity >= 0.001) ||
                        s->screen_fidelity > 1
                    ? "--screen-fidelity (0.001..1)" : NULL;
+    case O_SWEEPPAIRS:
+        s->sweep_pairs_given = 1;
+        return parse_uint(arg, 0, 1048576, &s->sweep_pairs) ? "--sweep-pairs (0..1048576)" : NULL;
+    case O_SWEEPGAP:
+        s->sweep_gap_given = 1;
+        return parse_double(arg, &s->sweep_gap) || !(s->sweep_gap >= 0) || s->sweep_gap > 1
+                   ? "--sweep-gap (0..1)" : NULL;
     case O_TIME:
         return parse_double(arg, &s->time_limit) || s->time_limit < 0 ? "--time-limit (>= 0)" : NULL;
     case O_TOKENIZER: s->tokenizer = arg; return *arg ? NULL : "--tokenizer";

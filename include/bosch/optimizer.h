@@ -153,6 +153,20 @@ BOSCH_API int bosch_set_confirm_top(bosch_optimizer *opt, uint32_t masks);
  * or ask/tell with bosch_candidate_request (a plain evaluator is refused by
  * bosch_optimize with BOSCH_E_INVALID). Option "screen_fidelity". */
 BOSCH_API int bosch_set_screen_fidelity(bosch_optimizer *opt, double fidelity);
+/* The flip sweep at the end of stage 3 (full and group-only variants).
+ * When the budget left reaches (free units) + `pairs` and the polish's
+ * recent candidates land close below the best (the median, over the last
+ * quarter of the evaluations, of (best - S^) / best is below `gap`: the
+ * search is refining small effects that add up), the polish ends and the
+ * rest of the budget measures them: each free unit flipped alone on the
+ * best mask (infeasible masks, one unit off the target; never a result),
+ * then swaps of the unit gaining most when made full with the one losing
+ * least when made SWA, one at a time, kept when they gain (at most
+ * `pairs`). Budget they leave goes back to the polish. Where the polish
+ * still climbs, nothing changes. Options "sweep_pairs" (default 40, 0 =
+ * off) and "sweep_gap" (default 0.005, in [0, 1]). */
+BOSCH_API int bosch_set_sweep_pairs(bosch_optimizer *opt, uint32_t pairs);
+BOSCH_API int bosch_set_sweep_gap(bosch_optimizer *opt, double gap);
 /* Per-unit priors the host already has, such as FISHER or single-unit
  * ablation scores: importance[u] for each of the problem's units
  * (bosch_problem_units), higher = more harm when unit u becomes SWA. They
@@ -183,7 +197,8 @@ BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_al
  *   alpha, group_cap,
  *   batch_size, ratio_spread, threads, journal (a path, mode AUTO),
  *   journal_sync (0|1),
- *   raw_scores (0|1), confirm, confirm_top (uint), screen_fidelity (0..1], variant (full|probe-only|group-only|layer-level),
+ *   raw_scores (0|1), confirm, confirm_top (uint), screen_fidelity (0..1],
+ *   sweep_pairs (uint), sweep_gap [0..1], variant (full|probe-only|group-only|layer-level),
  *   strategy, probe_strategy, group_strategy (a built-in strategy name).
  * BOSCH_E_OPTION for unknown names or unparsable values, BOSCH_E_INVALID for
  * values out of range, BOSCH_E_STATE once the search has started. */

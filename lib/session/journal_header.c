@@ -77,6 +77,12 @@ char *session_journal_header(const bosch_optimizer *opt)
     }
     if (o->screen_fidelity < 1.0)
         json_object_object_add(h, "screen_fidelity", dbl(o->screen_fidelity));
+    /* The flip sweep's settings only when changed: journals of runs with
+     * the defaults keep the header they had. */
+    if (o->sweep_pairs != SESSION_SWEEP_PAIRS || o->sweep_gap != SESSION_SWEEP_GAP) {
+        json_object_object_add(h, "sweep_pairs", json_object_new_int64((int64_t)o->sweep_pairs));
+        json_object_object_add(h, "sweep_gap", dbl(o->sweep_gap));
+    }
     if (o->priors) { /* only when set: a hash of the values as exact text */
         XXH64_state_t *st = XXH64_createState();
         if (st && XXH64_reset(st, 0) == XXH_OK) {

@@ -11,6 +11,9 @@
 #include "search/strategy_impl.h"
 #include "session/session.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x) /* a default given as a number (session.h) */
+
 enum kind { K_UINT, K_DOUBLE, K_BOOL, K_CHOICE, K_STRATEGY, K_PATH };
 
 /* XX(id, name, kind, field, default, min, max, what, doc). `field` is the
@@ -55,10 +58,11 @@ enum kind { K_UINT, K_DOUBLE, K_BOOL, K_CHOICE, K_STRATEGY, K_PATH };
     XX(SCREEN_FIDELITY, "screen_fidelity", K_DOUBLE, screen_fidelity, "1", 0.001, 1,               \
        "screen_fidelity (0.001..1)",                                                             \
        "stage 3 scores new candidates at this fidelity first (1 = off; needs a request evaluator)") \
-    XX(SWEEP_PAIRS, "sweep_pairs", K_UINT, sweep_pairs, "40", 0, 1048576,                          \
-       "sweep_pairs (0..1048576)",                                                               \
+    XX(SWEEP_PAIRS, "sweep_pairs", K_UINT, sweep_pairs, STR(SESSION_SWEEP_PAIRS), 0,             \
+       1048576, "sweep_pairs (0..1048576)",                                                      \
        "flip sweep at the end of stage 3: most swaps it scores (0 = no sweep)")                  \
-    XX(SWEEP_GAP, "sweep_gap", K_DOUBLE, sweep_gap, "0.005", 0, 1, "sweep_gap (0..1)",             \
+    XX(SWEEP_GAP, "sweep_gap", K_DOUBLE, sweep_gap, STR(SESSION_SWEEP_GAP), 0, 1,                  \
+       "sweep_gap (0..1)",                                                                       \
        "the flip sweep runs when the recent candidates' median gap to the best is below this")  \
     XX(VARIANT, "variant", K_CHOICE, variant, "full", 0, BOSCH_VARIANT_LAYER_LEVEL, "variant",     \
        "which parts of the method run: full|probe-only|group-only|layer-level")                  \
@@ -217,6 +221,16 @@ int bosch_set_confirm_top(bosch_optimizer *opt, uint32_t masks)
 int bosch_set_screen_fidelity(bosch_optimizer *opt, double fidelity)
 {
     return set_double(opt, OPT_SCREEN_FIDELITY, fidelity);
+}
+
+int bosch_set_sweep_pairs(bosch_optimizer *opt, uint32_t pairs)
+{
+    return set_uint(opt, OPT_SWEEP_PAIRS, pairs);
+}
+
+int bosch_set_sweep_gap(bosch_optimizer *opt, double gap)
+{
+    return set_double(opt, OPT_SWEEP_GAP, gap);
 }
 
 int bosch_set_batch_size(bosch_optimizer *opt, uint32_t candidates)

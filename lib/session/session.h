@@ -19,6 +19,10 @@
 #include "util/pool.h"
 
 /* The options as set (options.c's table validates them). */
+/* Defaults of the flip sweep (the option table's, as numbers). */
+#define SESSION_SWEEP_PAIRS 40
+#define SESSION_SWEEP_GAP 0.005
+
 struct options {
     uint64_t seed, budget;
     uint64_t probe_budget, group_budget; /* 0 = derived */

@@ -476,7 +476,8 @@ class Optimizer:
     probe_fraction, polish_fraction, time_limit, alpha, group_cap,
     batch_size, ratio_spread, threads, journal (a path, mode 'auto'; None
     disables it), journal_sync, raw_scores, confirm, confirm_top,
-    screen_fidelity, variant, strategy, probe_strategy, group_strategy),
+    screen_fidelity, sweep_pairs, sweep_gap, variant, strategy, probe_strategy,
+    group_strategy),
     plus ``anchors=(s_full, s_allswa)``. Strategy options
     also accept a :class:`bosch.Strategy` object (or None for the default).
 
@@ -771,6 +772,22 @@ class Optimizer:
         ask/tell with candidate_request (optimize() with a plain evaluator
         raises InvalidArgumentError)."""
         self._check(lib.bosch_set_screen_fidelity(self._handle, float(fidelity)))
+        return self
+
+    def set_sweep_pairs(self, pairs: int) -> "Optimizer":
+        """The flip sweep at the end of stage 3 (option "sweep_pairs",
+        default 40, 0 = off): when the polish is refining small effects that
+        add up, the last (free units + pairs) evaluations score every free
+        unit flipped alone on the best mask, then at most `pairs` swaps
+        built from those exact effects (bosch_set_sweep_pairs)."""
+        self._check(lib.bosch_set_sweep_pairs(self._handle, int(pairs)))
+        return self
+
+    def set_sweep_gap(self, gap: float) -> "Optimizer":
+        """The flip sweep runs only when the median gap of the polish's recent
+        candidates to the best, relative to the best, is below `gap`
+        (option "sweep_gap", in [0, 1], default 0.005)."""
+        self._check(lib.bosch_set_sweep_gap(self._handle, float(gap)))
         return self
 
     # -- callbacks ------------------------------------------------------------------
