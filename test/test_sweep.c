@@ -140,24 +140,39 @@ START_TEST(sweep_runs_where_effects_add_up)
 }
 END_TEST
 
+/* Runs `a` (its log into *log) and `b` on one circuits instance and
+ * asserts that they are the same search, record by record. */
+typedef struct {
+    const char *const *opts;
+    size_t nopts;
+    uint32_t threads;
+} setting;
+
+static void assert_same_search(int fixed, uint64_t budget, setting a, setting b, sweep_log *log,
+                               const char *what)
+{
+    bosch_problem *p = problem(fixed);
+    bosch_testbed *tb = bosch_testbed_create_family(BOSCH_TESTBED_CIRCUITS, L, G, 5);
+    bosch_result *ra = run(p, tb, budget, log, a.opts, a.nopts, a.threads);
+    bosch_result *rb = run(p, tb, budget, NULL, b.opts, b.nopts, b.threads);
+    ck_assert_msg(histories_equal(ra, rb), "%s: histories differ", what);
+    assert_same(ra, rb, what);
+    bosch_result_free(ra);
+    bosch_result_free(rb);
+    bosch_testbed_free(tb);
+    bosch_problem_free(p);
+}
+
 /* Where the test says no (sweep_gap 0 always does), the search is exactly
  * the one without a sweep. */
 START_TEST(skipped_sweep_changes_nothing)
 {
-    bosch_problem *p = problem(0);
-    bosch_testbed *tb = bosch_testbed_create_family(BOSCH_TESTBED_CIRCUITS, L, G, 5);
     static const char *const gap0[] = {"sweep_gap", "0"};
     sweep_log log;
-    bosch_result *a = run(p, tb, 400, &log, gap0, 2, 1);
+    assert_same_search(0, 400, (setting){gap0, 2, 1}, (setting){no_sweep, 2, 1}, &log,
+                       "sweep_gap 0 vs sweep_pairs 0");
     ck_assert_int_eq(log.skipped, 1);
     ck_assert_int_eq(log.begins, 0);
-    bosch_result *b = run(p, tb, 400, NULL, no_sweep, 2, 1);
-    ck_assert(histories_equal(a, b));
-    assert_same(a, b, "sweep_gap 0 vs sweep_pairs 0");
-    bosch_result_free(a);
-    bosch_result_free(b);
-    bosch_testbed_free(tb);
-    bosch_problem_free(p);
 }
 END_TEST
 
@@ -196,35 +211,20 @@ END_TEST
 /* Too small a budget for the flips: no sweep, nothing changes. */
 START_TEST(no_room_no_sweep)
 {
-    bosch_problem *p = problem(0);
-    bosch_testbed *tb = bosch_testbed_create_family(BOSCH_TESTBED_CIRCUITS, L, G, 5);
     sweep_log log;
-    bosch_result *a = run(p, tb, 90, &log, NULL, 0, 1);
+    assert_same_search(0, 90, (setting){NULL, 0, 1}, (setting){no_sweep, 2, 1}, &log,
+                       "budget 90, sweep on vs off");
     ck_assert_int_eq(log.begins, 0);
-    bosch_result *b = run(p, tb, 90, NULL, no_sweep, 2, 1);
-    ck_assert(histories_equal(a, b));
-    bosch_result_free(a);
-    bosch_result_free(b);
-    bosch_testbed_free(tb);
-    bosch_problem_free(p);
 }
 END_TEST
 
 /* Same seed, same result with 1 and 4 threads, the sweep included. */
 START_TEST(sweep_independent_of_threads)
 {
-    bosch_problem *p = problem(1);
-    bosch_testbed *tb = bosch_testbed_create_family(BOSCH_TESTBED_CIRCUITS, L, G, 5);
     sweep_log log;
-    bosch_result *a = run(p, tb, 400, &log, NULL, 0, 1);
+    assert_same_search(1, 400, (setting){NULL, 0, 1}, (setting){NULL, 0, 4}, &log,
+                       "threads 1 vs 4");
     ck_assert_int_eq(log.begins, 1);
-    bosch_result *b = run(p, tb, 400, NULL, NULL, 0, 4);
-    ck_assert(histories_equal(a, b));
-    assert_same(a, b, "threads 1 vs 4");
-    bosch_result_free(a);
-    bosch_result_free(b);
-    bosch_testbed_free(tb);
-    bosch_problem_free(p);
 }
 END_TEST
 
