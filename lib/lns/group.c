@@ -193,6 +193,7 @@ int lns_step_polish(lns *m)
         lns_log(m, BOSCH_LOG_INFO, "stage 3 polish over %zu free units, budget %llu", n,
                 (unsigned long long)budget);
         pl->polish_first = m->store.n;
+        pl->polish_free = n;
         int rc = lns_start_subproblem(m, sp, budget, BOSCH_STAGE_GROUP);
         if (rc < 0)
             return rc;

@@ -57,11 +57,13 @@ struct plan {
     /* Flip sweep (sweep.c). */
     int sweep_checked;    /* its test ran (once per run) */
     size_t polish_first;  /* the polish's first store record */
+    size_t polish_free;   /* the polish's variables: the free units */
     int sweep_state;      /* enum sweep_state */
     size_t *sw_unit, sw_n; /* the free units */
     size_t sw_next, sw_chunk; /* flips handed out, first flip of the pending chunk */
-    int64_t *sw_slot;     /* per flip: lns_push_fixed's answer ([0]: the pending pair) */
-    double *sw_gain;      /* per unit: objective change of flipping it alone */
+    int64_t *sw_slot;     /* per flip: lns_push_fixed's answer */
+    int64_t sw_pair_slot; /* ... for the pending pair */
+    double *sw_gain;      /* per unit: change of S^ when flipped alone (no ratio penalty) */
     size_t *sw_swa, *sw_full, sw_nswa, sw_nfull, sw_i, sw_j; /* pair candidates, cursors */
     uint32_t sw_pairs;    /* pairs scored */
     double sw_f;          /* objective of the working mask */
@@ -160,7 +162,6 @@ int lns_step_polish(lns *m);        /* group.c */
  * (tested once, when the budget left first reaches free units + sweep_pairs). */
 int lns_sweep_due(lns *m);
 int lns_step_sweep(lns *m);
-int lns_sweep_end(lns *m);
 void lns_sweep_free(struct plan *pl);
 int lns_step_layers(lns *m);        /* layers.c */
 int lns_step_confirm(lns *m);       /* confirm.c */

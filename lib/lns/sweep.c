@@ -20,14 +20,6 @@
 /* Fewest pairs the sweep must have room for. */
 #define SWEEP_MIN_PAIRS 8
 
-static uint32_t free_units(const bosch_problem *p)
-{
-    uint32_t n = 0;
-    for (size_t u = 0; u < p->units; u++)
-        n += p->fix[u] == BOSCH_FIX_NONE;
-    return n;
-}
-
 static int by_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -36,12 +28,12 @@ static int by_double(const void *a, const void *b)
 
 /* Median over the last quarter of the evaluations so far (full fidelity,
  * first draws), the polish's only, of (best - value) / (best - all SWA);
- * NaN when undefined or when the polish has made fewer than SWEEP_MIN_SEEN. */
+ * NaN when undefined. */
 static double recent_gap(const lns *m)
 {
     const eval_store *s = &m->store;
     size_t first = m->plan.polish_first;
-    if (m->best_record < 0 || s->n < first + SWEEP_MIN_SEEN)
+    if (m->best_record < 0)
         return NAN;
     double best = lns_objective(m, (size_t)m->best_record);
     double base = lns_normalized(m, m->s_swa); /* 0, or S_allSWA when raw */
@@ -70,7 +62,7 @@ int lns_sweep_due(lns *m)
     struct plan *pl = &m->plan;
     if (m->cfg.sweep_pairs == 0 || pl->sweep_checked)
         return 0;
-    uint64_t n = free_units(m->prob), left = lns_budget_left(m);
+    uint64_t n = pl->polish_free, left = lns_budget_left(m);
     if (left > n + m->cfg.sweep_pairs)
         return 0;
     pl->sweep_checked = 1;
@@ -125,7 +117,7 @@ static int sweep_begin(lns *m)
 {
     struct plan *pl = &m->plan;
     const bosch_problem *p = m->prob;
-    size_t n = free_units(p);
+    size_t n = pl->polish_free;
     pl->sw_gain = malloc(p->units * sizeof *pl->sw_gain);
     pl->sw_slot = malloc(n * sizeof *pl->sw_slot);
     pl->sw_unit = malloc(n * sizeof *pl->sw_unit);
@@ -239,9 +231,32 @@ static int push_pair(lns *m)
             pair_scored(m, slot);
             continue;
         }
-        pl->sw_slot[0] = slot;
+        pl->sw_pair_slot = slot;
         pl->sw_pairs++;
         return (int)m->npend;
+    }
+    return 0;
+}
+
+/* The sweep is over: what it left of the budget returns to the polish. */
+static int sweep_end(lns *m)
+{
+    struct plan *pl = &m->plan;
+    uint64_t left = lns_budget_left(m);
+    lns_log(m, BOSCH_LOG_INFO,
+            "flip sweep done: %zu flips, %u pairs scored, best %.6g, %llu evaluations left%s",
+            pl->sw_next, pl->sw_pairs, pl->sw_f, (unsigned long long)left,
+            left ? " (for the polish, from the sweep's mask)" : "");
+    pl->sweep_state = SWEEP_DONE;
+    lns_sweep_free(pl);
+    lns_milestone(m);
+    /* Budget the pairs did not need goes back to the polish. */
+    if (left > 0) {
+        pl->polished = 0;
+        pl->group_total = (uint64_t)ceil(pl->group_used) + left; /* the polish gets >= left */
+        m->step = STEP_POLISH;
+    } else {
+        m->step = STEP_FINISHED;
     }
     return 0;
 }
@@ -271,7 +286,7 @@ int lns_step_sweep(lns *m)
         }
         break;
     case SWEEP_PAIRS:
-        pair_scored(m, slot_record(m, pl->sw_slot[0]));
+        pair_scored(m, slot_record(m, pl->sw_pair_slot));
         {
             int n = push_pair(m);
             if (n != 0)
@@ -281,28 +296,5 @@ int lns_step_sweep(lns *m)
     default:
         break;
     }
-    return lns_sweep_end(m);
-}
-
-int lns_sweep_end(lns *m)
-{
-    struct plan *pl = &m->plan;
-    uint64_t left = lns_budget_left(m);
-    if (pl->sweep_state != SWEEP_DONE)
-        lns_log(m, BOSCH_LOG_INFO,
-                "flip sweep done: %zu flips, %u pairs scored, best %.6g, %llu evaluations left%s",
-                pl->sw_next, pl->sw_pairs, pl->sw_f, (unsigned long long)left,
-                left ? " (for the polish, from the sweep's mask)" : "");
-    pl->sweep_state = SWEEP_DONE;
-    lns_sweep_free(pl);
-    lns_milestone(m);
-    /* Budget the pairs did not need goes back to the polish. */
-    if (left > 0) {
-        pl->polished = 0;
-        pl->group_total = (uint64_t)ceil(pl->group_used) + left; /* the polish gets >= left */
-        m->step = STEP_POLISH;
-    } else {
-        m->step = STEP_FINISHED;
-    }
-    return 0;
+    return sweep_end(m);
 }
