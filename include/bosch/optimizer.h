@@ -156,8 +156,9 @@ BOSCH_API int bosch_set_screen_fidelity(bosch_optimizer *opt, double fidelity);
 /* The flip sweep at the end of stage 3 (full and group-only variants).
  * When the budget left reaches (free units) + `pairs` and the polish's
  * recent candidates land close below the best (the median, over the last
- * quarter of the evaluations, of (best - S^) / best is below `gap`: the
- * search is refining small effects that add up), the polish ends and the
+ * quarter of the evaluations, the polish's own and at least 32 of them, of
+ * (best - S^) / (best - S^ of all SWA) is below `gap`: the search is
+ * refining small effects that add up), the polish ends and the
  * rest of the budget measures them: each free unit flipped alone on the
  * best mask (infeasible masks, one unit off the target; never a result),
  * then swaps of the unit gaining most when made full with the one losing

@@ -34,6 +34,8 @@ if [ "$MODE" = basic ]; then
     expect 2 "bad value '2' for --ratio" "$BOSCH" search --ratio 2
     expect 2 "bad value 'x' for --budget" "$BOSCH" search --budget x
     expect 2 "bad value '1048576' for --samples (1..65536)" "$BOSCH" search --samples 1048576
+    expect 2 "bad value '2' for --sweep-gap (0..1)" "$BOSCH" search --sweep-gap 2
+    expect 2 "bad value 'x' for --sweep-pairs (0..1048576)" "$BOSCH" search --sweep-pairs x
     expect 2 "needs a value" "$BOSCH" search --model
     expect 2 "exclude each other" "$BOSCH" search --niah --task t.jsonl
     expect 2 "bad value 'foo' for --kind" "$BOSCH" baseline --kind foo
