@@ -67,14 +67,30 @@ static bosch_result *run(const bosch_problem *p, bosch_testbed *tb, uint64_t bud
 
 static const char *const no_sweep[] = {"sweep_pairs", "0"};
 
-/* The sweep's single flips: infeasible stage-3 records other than the
- * anchors. Checks that they are the free units of one base mask, each once;
- * returns how many there are. */
-static size_t check_flips(const bosch_result *res, const bosch_problem *p)
+/* Fixed units keep their state. */
+static void assert_fixed_kept(const bosch_problem *p, const uint8_t *m)
+{
+    for (uint32_t u = 0; u < UNITS; u++) {
+        int fix = bosch_problem_unit_fix(p, u / G, u % G);
+        if (fix != BOSCH_FIX_NONE)
+            ck_assert_int_eq(m[u], fix == BOSCH_FIX_SWA);
+    }
+}
+
+/* The sweep's records: infeasible stage-3 records other than the anchors.
+ * The first ones are its single flips: the free units of one base mask,
+ * each once; returns how many there are. The rest (*probes, when not NULL)
+ * are substitute probes: rounds of one base with more SWA units than the
+ * target (the critical units made SWA), then masks one free unit off that
+ * base, no unit twice in a round. */
+static size_t check_sweep(const bosch_result *res, const bosch_problem *p, size_t *probes)
 {
     size_t target = bosch_problem_target_units(p), n = bosch_result_history_size(res);
+    size_t nfree = 0;
+    for (uint32_t u = 0; u < UNITS; u++)
+        nfree += bosch_problem_unit_fix(p, u / G, u % G) == BOSCH_FIX_NONE;
     uint8_t m[UNITS], base[UNITS], seen[UNITS] = {0};
-    size_t flips = 0;
+    size_t flips = 0, probed = 0;
     int have_base = 0;
     for (size_t i = 0; i < n; i++) {
         int stage;
@@ -82,6 +98,23 @@ static size_t check_flips(const bosch_result *res, const bosch_problem *p)
         if (stage != BOSCH_STAGE_GROUP || bosch_mask_is_feasible(p, m))
             continue;
         size_t ones = mask_ones(m, UNITS);
+        assert_fixed_kept(p, m);
+        if (flips == nfree) { /* a probe round: its base, or one unit off it */
+            if (mask_hamming(m, base, UNITS) != 1) {
+                ck_assert_msg(ones > target, "record %zu: a probe base with %zu SWA units, target %zu",
+                              i, ones, target);
+                memcpy(base, m, UNITS);
+                memset(seen, 0, sizeof seen);
+                continue;
+            }
+            for (size_t u = 0; u < UNITS; u++)
+                if (m[u] != base[u]) {
+                    ck_assert_msg(!seen[u], "record %zu: unit %zu probed twice in a round", i, u);
+                    seen[u] = 1;
+                }
+            probed++;
+            continue;
+        }
         ck_assert_msg(ones + 1 == target || ones == target + 1,
                       "record %zu: %zu SWA units, target %zu", i, ones, target);
         if (!have_base) { /* the base: the flip undone */
@@ -95,13 +128,14 @@ static size_t check_flips(const bosch_result *res, const bosch_problem *p)
         ck_assert_uint_eq(mask_hamming(m, base, UNITS), 1);
         for (size_t u = 0; u < UNITS; u++)
             if (m[u] != base[u]) {
-                ck_assert_int_eq(bosch_problem_unit_fix(p, (uint32_t)(u / G), (uint32_t)(u % G)),
-                                 BOSCH_FIX_NONE);
                 ck_assert_msg(!seen[u], "unit %zu flipped twice", u);
                 seen[u] = 1;
             }
-        flips++;
+        if (++flips == nfree)
+            memset(base, 0, sizeof base); /* no probe round yet */
     }
+    if (probes)
+        *probes = probed;
     return flips;
 }
 
@@ -128,11 +162,13 @@ START_TEST(sweep_runs_where_effects_add_up)
     ck_assert_int_eq(bosch_result_status(res), BOSCH_DONE);
     ck_assert_double_eq_tol(bosch_result_cost(res), 400.0, 1e-9);
     check_final_mask(res, p);
-    ck_assert_uint_eq(check_flips(res, p), free_units(p));
+    size_t probes = 0;
+    ck_assert_uint_eq(check_sweep(res, p, &probes), free_units(p));
+    ck_assert_uint_gt(probes, 0); /* circuits have critical units */
     /* The result is the best feasible record, the sweep's pairs included. */
     ck_assert_double_eq_tol(bosch_result_score(res), best_feasible_in_history(res, p), 1e-12);
     bosch_result *off = run(p, tb, 400, NULL, no_sweep, 2, 1);
-    ck_assert_uint_eq(check_flips(off, p), 0);
+    ck_assert_uint_eq(check_sweep(off, p, NULL), 0);
     bosch_result_free(off);
     bosch_result_free(res);
     bosch_testbed_free(tb);
@@ -191,7 +227,7 @@ START_TEST(families_either_sweep_or_not)
         check_final_mask(a, p);
         if (log.begins) {
             ran++;
-            ck_assert_uint_eq(check_flips(a, p), UNITS);
+            ck_assert_uint_eq(check_sweep(a, p, NULL), UNITS);
             ck_assert_double_eq_tol(bosch_result_cost(a), 400.0, 1e-9);
         } else {
             skipped++;

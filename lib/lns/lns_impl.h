@@ -26,7 +26,7 @@ enum step {
 };
 
 /* States of the flip sweep. */
-enum sweep_state { SWEEP_NONE, SWEEP_FLIPS, SWEEP_PAIRS, SWEEP_DONE };
+enum sweep_state { SWEEP_NONE, SWEEP_FLIPS, SWEEP_PAIRS, SWEEP_PROBES, SWEEP_EXCHANGES, SWEEP_DONE };
 
 /* Everything the stage machine keeps between batches. */
 struct plan {
@@ -55,7 +55,7 @@ struct plan {
     uint32_t nconf, conf_next, confirm_state; /* 0 = not begun, 1 = running, 2 = done */
     int end_status;       /* the stop reason the search reached before confirming */
     /* Flip sweep (sweep.c). */
-    int sweep_checked;    /* its test ran (once per run) */
+    int sweep_checked;    /* its tests that ran: at N + 2K, then at N + K */
     size_t polish_first;  /* the polish's first store record */
     size_t polish_free;   /* the polish's variables: the free units */
     int sweep_state;      /* enum sweep_state */
@@ -64,8 +64,25 @@ struct plan {
     int64_t *sw_slot;     /* per flip: lns_push_fixed's answer */
     int64_t sw_pair_slot; /* ... for the pending pair */
     double *sw_gain;      /* per unit: change of S^ when flipped alone (no ratio penalty) */
-    size_t *sw_swa, *sw_full, sw_nswa, sw_nfull, sw_i, sw_j; /* pair candidates, cursors */
+    size_t *sw_swa, *sw_full, sw_nswa, sw_nfull; /* pair candidates, by gain */
+    uint8_t *sw_used;     /* per unit: moved by a kept pair */
+    uint8_t *sw_tried;    /* sw_nswa x sw_nfull: pair scored (or infeasible) */
+    size_t sw_i, sw_j;    /* the pending pair (indices into sw_swa, sw_full) */
+    /* Substitute probe: the critical full units off together (base), then
+     * single SWA units on at that mask; exchanges built from them. */
+    size_t *sw_crit, sw_ncrit; /* the critical full units */
+    double sw_crit_min;   /* their smallest loss */
+    int64_t sw_base_slot; /* the base mask's slot */
+    double sw_base;       /* ... its S^ */
+    size_t sw_nprobe;     /* probes: units in sw_unit[1..], slots in sw_slot */
+    size_t sw_probe_from; /* next SWA unit (in sw_swa) a probe round takes */
+    size_t sw_probed;     /* probes in all rounds */
+    uint8_t *sw_off;      /* per probe: a unit a kept pair made full, made SWA at the base */
+    size_t *sw_kept, sw_nkept, sw_kept_next; /* units kept pairs made full; next to probe */
+    double *sw_excess;    /* per probe: its gain at the base minus its gain alone */
+    size_t *sw_xa, *sw_xb, sw_nx, sw_xk; /* exchanges (SWA unit, partner), next */
     uint32_t sw_pairs;    /* pairs scored */
+    uint32_t sw_exchanges; /* exchanges kept */
     double sw_f;          /* objective of the working mask */
     uint8_t *sw_mask;     /* scratch mask (units) */
 };
@@ -163,6 +180,23 @@ int lns_step_polish(lns *m);        /* group.c */
 int lns_sweep_due(lns *m);
 int lns_step_sweep(lns *m);
 void lns_sweep_free(struct plan *pl);
+/* sweep_probe.c: a round of substitute probes (> 0: candidates pushed; 0:
+ * nothing to probe), and its steps once told (0: the round is over). */
+int lns_probe_round(lns *m);
+int lns_probe_step(lns *m);
+
+/* qsort: ascending doubles. */
+static inline int lns_by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Record of a slot lns_push_fixed returned, once its batch was told. */
+static inline int64_t lns_slot_record(const lns *m, int64_t slot)
+{
+    return slot >= 0 ? slot : m->pend_record[-slot - 2];
+}
 int lns_step_layers(lns *m);        /* layers.c */
 int lns_step_confirm(lns *m);       /* confirm.c */
 

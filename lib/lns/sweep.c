@@ -20,12 +20,6 @@
 /* Fewest pairs the sweep must have room for. */
 #define SWEEP_MIN_PAIRS 8
 
-static int by_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median over the last quarter of the evaluations so far (full fidelity,
  * first draws), the polish's only, of (best - value) / (best - all SWA);
  * NaN when undefined. */
@@ -50,7 +44,7 @@ static double recent_gap(const lns *m)
             gap[k++] = (best - lns_objective(m, r)) / (best - base);
     double med = NAN;
     if (k > 0) {
-        qsort(gap, k, sizeof *gap, by_double);
+        qsort(gap, k, sizeof *gap, lns_by_double);
         med = k % 2 ? gap[k / 2] : 0.5 * (gap[k / 2 - 1] + gap[k / 2]);
     }
     free(gap);
@@ -60,23 +54,31 @@ static double recent_gap(const lns *m)
 int lns_sweep_due(lns *m)
 {
     struct plan *pl = &m->plan;
-    if (m->cfg.sweep_pairs == 0 || pl->sweep_checked)
+    uint64_t k = m->cfg.sweep_pairs;
+    if (k == 0 || pl->sweep_checked >= 2)
         return 0;
     uint64_t n = pl->polish_free, left = lns_budget_left(m);
-    if (left > n + m->cfg.sweep_pairs)
+    /* Two tests: with room for the pairs and the probes (N + 2K), and if
+     * that one fails, with room for the pairs alone (N + K): a polish still
+     * too short or still climbing at the first may be ready at the second. */
+    if (left > n + (pl->sweep_checked == 0 ? 2 * k : k))
         return 0;
-    pl->sweep_checked = 1;
+    pl->sweep_checked = left > n + k ? 1 : 2;
     /* The sweep replaces the polish's end, not the polish: it needs room for
      * a few pairs, and a polish that ran long enough for the test to read. */
-    if (left < n + SWEEP_MIN_PAIRS || pl->work_record < 0 ||
-        m->store.n < pl->polish_first + SWEEP_MIN_SEEN)
+    if (left < n + SWEEP_MIN_PAIRS || pl->work_record < 0)
         return 0;
-    double gap = recent_gap(m);
+    int short_polish = m->store.n < pl->polish_first + SWEEP_MIN_SEEN;
+    double gap = short_polish ? NAN : recent_gap(m);
     int due = gap < m->cfg.sweep_gap;
+    if (due)
+        pl->sweep_checked = 2; /* once per run */
     lns_log(m, BOSCH_LOG_INFO,
-            "flip sweep %s: median gap of the last quarter's candidates to the best %.4g "
-            "(sweep_gap %g), %llu evaluations left",
-            due ? "begins" : "skipped", gap, m->cfg.sweep_gap, (unsigned long long)left);
+            "flip sweep %s: %s %.4g (sweep_gap %g), %llu evaluations left",
+            due ? "begins" : pl->sweep_checked == 1 ? "not yet" : "skipped",
+            short_polish ? "polish too short to test, gap"
+                         : "median gap of the last quarter's candidates to the best",
+            gap, m->cfg.sweep_gap, (unsigned long long)left);
     return due;
 }
 
@@ -88,17 +90,23 @@ void lns_sweep_free(struct plan *pl)
     free(pl->sw_swa);
     free(pl->sw_full);
     free(pl->sw_mask);
+    free(pl->sw_used);
+    free(pl->sw_tried);
+    free(pl->sw_crit);
+    free(pl->sw_excess);
+    free(pl->sw_xa);
+    free(pl->sw_xb);
+    free(pl->sw_off);
+    free(pl->sw_kept);
+    pl->sw_kept = NULL;
+    pl->sw_used = pl->sw_tried = pl->sw_off = NULL;
+    pl->sw_crit = pl->sw_xa = pl->sw_xb = NULL;
+    pl->sw_excess = NULL;
     pl->sw_gain = NULL;
     pl->sw_slot = NULL;
     pl->sw_unit = NULL;
     pl->sw_swa = pl->sw_full = NULL;
     pl->sw_mask = NULL;
-}
-
-/* Record of a slot lns_push_fixed returned, once its batch was told. */
-static int64_t slot_record(const lns *m, int64_t slot)
-{
-    return slot >= 0 ? slot : m->pend_record[-slot - 2];
 }
 
 static const double *sort_gain;
@@ -133,6 +141,10 @@ static int sweep_begin(lns *m)
             pl->sw_unit[pl->sw_n++] = u;
     pl->sw_next = 0;
     pl->sw_pairs = 0;
+    pl->sw_exchanges = 0;
+    pl->sw_nprobe = 0;
+    pl->sw_probe_from = 0;
+    pl->sw_probed = 0;
     pl->sw_f = lns_objective(m, (size_t)pl->work_record); /* feasible: no penalty */
     pl->sweep_state = SWEEP_FLIPS;
     return BOSCH_OK;
@@ -164,7 +176,7 @@ static void flips_told(lns *m)
 {
     struct plan *pl = &m->plan;
     for (size_t i = pl->sw_chunk; i < pl->sw_next; i++) {
-        int64_t rec = slot_record(m, pl->sw_slot[i]);
+        int64_t rec = lns_slot_record(m, pl->sw_slot[i]);
         /* The score alone: the objective's ratio penalty would charge each
          * flip for leaving the target, which a pair does not. */
         double v = rec >= 0 ? lns_normalized(m, m->store.scores[rec]) : NAN;
@@ -174,7 +186,7 @@ static void flips_told(lns *m)
 
 /* All flips known: SWA units by gain when made full, full units by gain
  * (least loss) when made SWA. */
-static void order_pairs(lns *m)
+static int order_pairs(lns *m)
 {
     struct plan *pl = &m->plan;
     pl->sw_nswa = pl->sw_nfull = 0;
@@ -188,23 +200,67 @@ static void order_pairs(lns *m)
     sort_gain = pl->sw_gain;
     qsort(pl->sw_swa, pl->sw_nswa, sizeof *pl->sw_swa, by_gain_desc);
     qsort(pl->sw_full, pl->sw_nfull, sizeof *pl->sw_full, by_gain_desc);
-    pl->sw_i = pl->sw_j = 0;
+    pl->sw_used = calloc(m->prob->units, 1);
+    pl->sw_tried = calloc(pl->sw_nswa * pl->sw_nfull + 1, 1);
+    pl->sw_kept = malloc((pl->sw_nswa + 1) * sizeof *pl->sw_kept);
+    pl->sw_nkept = pl->sw_kept_next = 0;
     pl->sweep_state = SWEEP_PAIRS;
+    if (!pl->sw_used || !pl->sw_tried || !pl->sw_kept)
+        return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
+    return 0;
 }
 
-/* The pair (i, j) was scored `v`: kept when it gains, else its full unit
- * is tried with the next SWA unit. */
+/* The pending pair was scored: kept when it gains (both its units are then
+ * used up), else only that pair is ruled out. */
 static void pair_scored(lns *m, int64_t rec)
 {
     struct plan *pl = &m->plan;
     double v = rec >= 0 ? lns_objective(m, (size_t)rec) : NAN;
+    pl->sw_tried[pl->sw_i * pl->sw_nfull + pl->sw_j] = 1;
     if (v > pl->sw_f) {
         memcpy(pl->work, pl->sw_mask, m->prob->units);
         pl->work_record = rec;
         pl->sw_f = v;
-        pl->sw_i++;
+        pl->sw_used[pl->sw_swa[pl->sw_i]] = 1;
+        pl->sw_used[pl->sw_full[pl->sw_j]] = 1;
+        pl->sw_kept[pl->sw_nkept++] = pl->sw_swa[pl->sw_i];
     }
-    pl->sw_j++;
+}
+
+/* The untried pair of unused units of largest predicted gain (> 0), as
+ * (sw_i, sw_j); 0 when there is none. Both lists are sorted by gain, so the
+ * first untried partner of a SWA unit is its best, and the scan stops once
+ * no later SWA unit can beat the best found. */
+static int next_pair(struct plan *pl)
+{
+    double best = 0.0;
+    int found = 0;
+    size_t j0 = 0;
+    while (j0 < pl->sw_nfull && pl->sw_used[pl->sw_full[j0]])
+        j0++;
+    if (j0 == pl->sw_nfull)
+        return 0;
+    for (size_t i = 0; i < pl->sw_nswa; i++) {
+        size_t a = pl->sw_swa[i];
+        if (pl->sw_used[a])
+            continue;
+        if (!(pl->sw_gain[a] + pl->sw_gain[pl->sw_full[j0]] > best))
+            break;
+        for (size_t j = j0; j < pl->sw_nfull; j++) {
+            size_t b = pl->sw_full[j];
+            if (pl->sw_used[b] || pl->sw_tried[i * pl->sw_nfull + j])
+                continue;
+            double g = pl->sw_gain[a] + pl->sw_gain[b];
+            if (g > best) {
+                best = g;
+                pl->sw_i = i;
+                pl->sw_j = j;
+                found = 1;
+            }
+            break;
+        }
+    }
+    return found;
 }
 
 /* Pushes the next pair worth scoring; 0 when none is left. */
@@ -212,16 +268,13 @@ static int push_pair(lns *m)
 {
     struct plan *pl = &m->plan;
     const bosch_problem *p = m->prob;
-    while (pl->sw_i < pl->sw_nswa && pl->sw_j < pl->sw_nfull &&
-           pl->sw_pairs < m->cfg.sweep_pairs && lns_budget_left(m) > 0) {
+    while (pl->sw_pairs < m->cfg.sweep_pairs && lns_budget_left(m) > 0 && next_pair(pl)) {
         size_t a = pl->sw_swa[pl->sw_i], b = pl->sw_full[pl->sw_j];
-        if (!(pl->sw_gain[a] + pl->sw_gain[b] > 0.0))
-            break;
         memcpy(pl->sw_mask, pl->work, p->units);
         pl->sw_mask[a] = 0;
         pl->sw_mask[b] = 1;
         if (!bosch_mask_is_feasible(p, pl->sw_mask)) { /* a layer's bounds */
-            pl->sw_j++;
+            pl->sw_tried[pl->sw_i * pl->sw_nfull + pl->sw_j] = 1;
             continue;
         }
         int64_t slot = lns_push_fixed(m, pl->sw_mask, BOSCH_STAGE_GROUP);
@@ -238,14 +291,17 @@ static int push_pair(lns *m)
     return 0;
 }
 
+
 /* The sweep is over: what it left of the budget returns to the polish. */
 static int sweep_end(lns *m)
 {
     struct plan *pl = &m->plan;
     uint64_t left = lns_budget_left(m);
     lns_log(m, BOSCH_LOG_INFO,
-            "flip sweep done: %zu flips, %u pairs scored, best %.6g, %llu evaluations left%s",
-            pl->sw_next, pl->sw_pairs, pl->sw_f, (unsigned long long)left,
+            "flip sweep done: %zu flips, %u pairs scored, %zu substitute probes, %u exchanges "
+            "kept, best %.6g, %llu evaluations left%s",
+            pl->sw_n, pl->sw_pairs, pl->sw_probed, pl->sw_exchanges, pl->sw_f,
+            (unsigned long long)left,
             left ? " (for the polish, from the sweep's mask)" : "");
     pl->sweep_state = SWEEP_DONE;
     lns_sweep_free(pl);
@@ -259,6 +315,16 @@ static int sweep_end(lns *m)
         m->step = STEP_FINISHED;
     }
     return 0;
+}
+
+/* No pair left: a round of substitute probes when there is something to
+ * probe (sweep_probe.c), else the end. */
+static int after_pairs(lns *m)
+{
+    int n = lns_probe_round(m);
+    if (n != 0)
+        return n;
+    return sweep_end(m);
 }
 
 int lns_step_sweep(lns *m)
@@ -278,21 +344,32 @@ int lns_step_sweep(lns *m)
                 break;
             return push_flips(m);
         }
-        order_pairs(m);
+        {
+            int rc = order_pairs(m);
+            if (rc < 0)
+                return rc;
+        }
         {
             int n = push_pair(m);
             if (n != 0)
                 return n;
         }
-        break;
+        return after_pairs(m);
     case SWEEP_PAIRS:
-        pair_scored(m, slot_record(m, pl->sw_pair_slot));
+        pair_scored(m, lns_slot_record(m, pl->sw_pair_slot));
         {
             int n = push_pair(m);
             if (n != 0)
                 return n;
         }
-        break;
+        return after_pairs(m);
+    case SWEEP_PROBES:
+    case SWEEP_EXCHANGES: {
+        int n = lns_probe_step(m);
+        if (n != 0)
+            return n;
+        return after_pairs(m); /* the next round, while the budget lasts */
+    }
     default:
         break;
     }
