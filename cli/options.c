@@ -106,7 +106,8 @@ static const struct cli_option options[] = {
      "--screen-fidelity F  stage 3 screens candidates on a share F of the samples\n"
      "                     first (1 = off)"},
     {"sweep-pairs", required_argument, O_SWEEPPAIRS, CMD_SEARCH, SEC_SEARCH,
-     "--sweep-pairs K    flip sweep at the end of stage 3: most swaps it scores\n"
+     "--sweep-pairs K    flip sweep at the end of stage 3: most swaps, and most\n"
+     "                     substitute probes per round, it scores\n"
      "                     (library default 40; 0 = no sweep)"},
     {"sweep-gap", required_argument, O_SWEEPGAP, CMD_SEARCH, SEC_SEARCH,
      "--sweep-gap G      the sweep runs when the polish's recent candidates are\n"

@@ -154,18 +154,22 @@ BOSCH_API int bosch_set_confirm_top(bosch_optimizer *opt, uint32_t masks);
  * bosch_optimize with BOSCH_E_INVALID). Option "screen_fidelity". */
 BOSCH_API int bosch_set_screen_fidelity(bosch_optimizer *opt, double fidelity);
 /* The flip sweep at the end of stage 3 (full and group-only variants).
- * When the budget left reaches (free units) + `pairs` and the polish's
- * recent candidates land close below the best (the median, over the last
- * quarter of the evaluations, the polish's own and at least 32 of them, of
- * (best - S^) / (best - S^ of all SWA) is below `gap`: the search is
- * refining small effects that add up), the polish ends and the
+ * When the budget left reaches (free units) + 2 `pairs`, and if the test
+ * fails there, once more at (free units) + `pairs`, the polish's recent
+ * candidates are tested: if they land close below the best (the median,
+ * over the last quarter of the evaluations, the polish's own and at least
+ * 32 of them, of (best - S^) / (best - S^ of all SWA) is below `gap`: the
+ * search is refining small effects that add up), the polish ends and the
  * rest of the budget measures them: each free unit flipped alone on the
  * best mask (infeasible masks, one unit off the target; never a result),
  * then swaps of the unit gaining most when made full with the one losing
  * least when made SWA, one at a time, kept when they gain (at most
- * `pairs`). Budget they leave goes back to the polish. Where the polish
- * still climbs, nothing changes. Options "sweep_pairs" (default 40, 0 =
- * off) and "sweep_gap" (default 0.005, in [0, 1]). */
+ * `pairs`), then substitute probes (rounds of at most `pairs` infeasible
+ * masks around the best mask with its units of outsized loss made SWA)
+ * and the swaps they predict, one at a time, kept when they gain
+ * (docs/method.md). Budget they leave goes back to the polish. Where the
+ * polish still climbs, nothing changes. Options "sweep_pairs" (default 40,
+ * 0 = off) and "sweep_gap" (default 0.005, in [0, 1]). */
 BOSCH_API int bosch_set_sweep_pairs(bosch_optimizer *opt, uint32_t pairs);
 BOSCH_API int bosch_set_sweep_gap(bosch_optimizer *opt, double gap);
 /* Per-unit priors the host already has, such as FISHER or single-unit

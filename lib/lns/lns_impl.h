@@ -65,9 +65,8 @@ struct plan {
     int64_t sw_pair_slot; /* ... for the pending pair */
     double *sw_gain;      /* per unit: change of S^ when flipped alone (no ratio penalty) */
     size_t *sw_swa, *sw_full, sw_nswa, sw_nfull; /* pair candidates, by gain */
-    uint8_t *sw_used;     /* per unit: moved by a kept pair */
-    uint8_t *sw_tried;    /* sw_nswa x sw_nfull: pair scored (or infeasible) */
-    size_t sw_i, sw_j;    /* the pending pair (indices into sw_swa, sw_full) */
+    uint8_t *sw_used;     /* per unit: moved by a kept pair or exchange */
+    size_t sw_i, sw_j;    /* pair cursors (indices into sw_swa, sw_full) */
     /* Substitute probe: the critical full units off together (base), then
      * single SWA units on at that mask; exchanges built from them. */
     size_t *sw_crit, sw_ncrit; /* the critical full units */

@@ -91,7 +91,6 @@ void lns_sweep_free(struct plan *pl)
     free(pl->sw_full);
     free(pl->sw_mask);
     free(pl->sw_used);
-    free(pl->sw_tried);
     free(pl->sw_crit);
     free(pl->sw_excess);
     free(pl->sw_xa);
@@ -99,7 +98,7 @@ void lns_sweep_free(struct plan *pl)
     free(pl->sw_off);
     free(pl->sw_kept);
     pl->sw_kept = NULL;
-    pl->sw_used = pl->sw_tried = pl->sw_off = NULL;
+    pl->sw_used = pl->sw_off = NULL;
     pl->sw_crit = pl->sw_xa = pl->sw_xb = NULL;
     pl->sw_excess = NULL;
     pl->sw_gain = NULL;
@@ -200,23 +199,22 @@ static int order_pairs(lns *m)
     sort_gain = pl->sw_gain;
     qsort(pl->sw_swa, pl->sw_nswa, sizeof *pl->sw_swa, by_gain_desc);
     qsort(pl->sw_full, pl->sw_nfull, sizeof *pl->sw_full, by_gain_desc);
+    pl->sw_i = pl->sw_j = 0;
     pl->sw_used = calloc(m->prob->units, 1);
-    pl->sw_tried = calloc(pl->sw_nswa * pl->sw_nfull + 1, 1);
     pl->sw_kept = malloc((pl->sw_nswa + 1) * sizeof *pl->sw_kept);
     pl->sw_nkept = pl->sw_kept_next = 0;
     pl->sweep_state = SWEEP_PAIRS;
-    if (!pl->sw_used || !pl->sw_tried || !pl->sw_kept)
+    if (!pl->sw_used || !pl->sw_kept)
         return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
     return 0;
 }
 
-/* The pending pair was scored: kept when it gains (both its units are then
- * used up), else only that pair is ruled out. */
+/* The pair (sw_i, sw_j) was scored: kept when it gains (both units are
+ * then used up), else its SWA unit is tried with the next full unit. */
 static void pair_scored(lns *m, int64_t rec)
 {
     struct plan *pl = &m->plan;
     double v = rec >= 0 ? lns_objective(m, (size_t)rec) : NAN;
-    pl->sw_tried[pl->sw_i * pl->sw_nfull + pl->sw_j] = 1;
     if (v > pl->sw_f) {
         memcpy(pl->work, pl->sw_mask, m->prob->units);
         pl->work_record = rec;
@@ -224,43 +222,9 @@ static void pair_scored(lns *m, int64_t rec)
         pl->sw_used[pl->sw_swa[pl->sw_i]] = 1;
         pl->sw_used[pl->sw_full[pl->sw_j]] = 1;
         pl->sw_kept[pl->sw_nkept++] = pl->sw_swa[pl->sw_i];
+        pl->sw_i++;
     }
-}
-
-/* The untried pair of unused units of largest predicted gain (> 0), as
- * (sw_i, sw_j); 0 when there is none. Both lists are sorted by gain, so the
- * first untried partner of a SWA unit is its best, and the scan stops once
- * no later SWA unit can beat the best found. */
-static int next_pair(struct plan *pl)
-{
-    double best = 0.0;
-    int found = 0;
-    size_t j0 = 0;
-    while (j0 < pl->sw_nfull && pl->sw_used[pl->sw_full[j0]])
-        j0++;
-    if (j0 == pl->sw_nfull)
-        return 0;
-    for (size_t i = 0; i < pl->sw_nswa; i++) {
-        size_t a = pl->sw_swa[i];
-        if (pl->sw_used[a])
-            continue;
-        if (!(pl->sw_gain[a] + pl->sw_gain[pl->sw_full[j0]] > best))
-            break;
-        for (size_t j = j0; j < pl->sw_nfull; j++) {
-            size_t b = pl->sw_full[j];
-            if (pl->sw_used[b] || pl->sw_tried[i * pl->sw_nfull + j])
-                continue;
-            double g = pl->sw_gain[a] + pl->sw_gain[b];
-            if (g > best) {
-                best = g;
-                pl->sw_i = i;
-                pl->sw_j = j;
-                found = 1;
-            }
-            break;
-        }
-    }
-    return found;
+    pl->sw_j++;
 }
 
 /* Pushes the next pair worth scoring; 0 when none is left. */
@@ -268,13 +232,16 @@ static int push_pair(lns *m)
 {
     struct plan *pl = &m->plan;
     const bosch_problem *p = m->prob;
-    while (pl->sw_pairs < m->cfg.sweep_pairs && lns_budget_left(m) > 0 && next_pair(pl)) {
+    while (pl->sw_i < pl->sw_nswa && pl->sw_j < pl->sw_nfull &&
+           pl->sw_pairs < m->cfg.sweep_pairs && lns_budget_left(m) > 0) {
         size_t a = pl->sw_swa[pl->sw_i], b = pl->sw_full[pl->sw_j];
+        if (!(pl->sw_gain[a] + pl->sw_gain[b] > 0.0))
+            break;
         memcpy(pl->sw_mask, pl->work, p->units);
         pl->sw_mask[a] = 0;
         pl->sw_mask[b] = 1;
         if (!bosch_mask_is_feasible(p, pl->sw_mask)) { /* a layer's bounds */
-            pl->sw_tried[pl->sw_i * pl->sw_nfull + pl->sw_j] = 1;
+            pl->sw_j++;
             continue;
         }
         int64_t slot = lns_push_fixed(m, pl->sw_mask, BOSCH_STAGE_GROUP);

@@ -777,9 +777,11 @@ class Optimizer:
     def set_sweep_pairs(self, pairs: int) -> "Optimizer":
         """The flip sweep at the end of stage 3 (option "sweep_pairs",
         default 40, 0 = off): when the polish is refining small effects that
-        add up, the last (free units + pairs) evaluations score every free
-        unit flipped alone on the best mask, then at most `pairs` swaps
-        built from those exact effects (bosch_set_sweep_pairs)."""
+        add up, the last (free units + 2 pairs, or, tested again, free
+        units + pairs) evaluations score every free unit flipped alone on
+        the best mask, then at most `pairs` swaps built from those exact
+        effects, then rounds of at most `pairs` substitute probes and the
+        swaps they predict (bosch_set_sweep_pairs)."""
         self._check(lib.bosch_set_sweep_pairs(self._handle, int(pairs)))
         return self
 
