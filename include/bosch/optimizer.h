@@ -155,7 +155,8 @@ BOSCH_API int bosch_set_confirm_top(bosch_optimizer *opt, uint32_t masks);
 BOSCH_API int bosch_set_screen_fidelity(bosch_optimizer *opt, double fidelity);
 /* The flip sweep at the end of stage 3 (full and group-only variants).
  * When the budget left reaches (free units) + 2 `pairs`, and if the test
- * fails there, once more at (free units) + `pairs`, the polish's recent
+ * fails there, once more at (free units) + `pairs` (under screening only
+ * the second), the polish's recent
  * candidates are tested: if they land close below the best (the median,
  * over the last quarter of the evaluations, the polish's own and at least
  * 32 of them, of (best - S^) / (best - S^ of all SWA) is below `gap`: the
