@@ -179,6 +179,7 @@ int lns_step_polish(lns *m);        /* group.c */
 int lns_sweep_due(lns *m);
 int lns_step_sweep(lns *m);
 void lns_sweep_free(struct plan *pl);
+int lns_sweep_push_chunk(lns *m, size_t total);
 /* sweep_probe.c: a round of substitute probes (> 0: candidates pushed; 0:
  * nothing to probe), and its steps once told (0: the round is over). */
 int lns_probe_round(lns *m);

@@ -154,25 +154,12 @@ static int sweep_begin(lns *m)
     return BOSCH_OK;
 }
 
-/* The next chunk of single flips (at most batch_size of them). */
+/* The next chunk of single flips of the committed mask. */
 static int push_flips(lns *m)
 {
     struct plan *pl = &m->plan;
-    size_t units = m->prob->units, end = pl->sw_next + (m->cfg.batch ? m->cfg.batch : 1);
-    if (end > pl->sw_n)
-        end = pl->sw_n;
-    pl->sw_chunk = pl->sw_next;
-    memcpy(pl->sw_mask, pl->work, units);
-    for (size_t i = pl->sw_next; i < end; i++) {
-        size_t u = pl->sw_unit[i];
-        pl->sw_mask[u] ^= 1;
-        pl->sw_slot[i] = lns_push_fixed(m, pl->sw_mask, BOSCH_STAGE_GROUP);
-        pl->sw_mask[u] ^= 1;
-        if (pl->sw_slot[i] == INT64_MIN)
-            return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
-    }
-    pl->sw_next = end;
-    return (int)m->npend;
+    memcpy(pl->sw_mask, pl->work, m->prob->units);
+    return lns_sweep_push_chunk(m, pl->sw_n);
 }
 
 /* The flips of the chunk were told: their gains. */

@@ -108,25 +108,10 @@ static int probe_plan(lns *m)
 static int push_probes(lns *m)
 {
     struct plan *pl = &m->plan;
-    size_t total = pl->sw_nprobe + 1, end = pl->sw_next + (m->cfg.batch ? m->cfg.batch : 1);
-    if (end > total)
-        end = total;
-    pl->sw_chunk = pl->sw_next;
     memcpy(pl->sw_mask, pl->work, m->prob->units);
     for (size_t c = 0; c < pl->sw_ncrit; c++)
         pl->sw_mask[pl->sw_crit[c]] = 1;
-    for (size_t i = pl->sw_next; i < end; i++) {
-        size_t u = pl->sw_unit[i];
-        if (u != SIZE_MAX)
-            pl->sw_mask[u] ^= 1;
-        pl->sw_slot[i] = lns_push_fixed(m, pl->sw_mask, BOSCH_STAGE_GROUP);
-        if (u != SIZE_MAX)
-            pl->sw_mask[u] ^= 1;
-        if (pl->sw_slot[i] == INT64_MIN)
-            return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
-    }
-    pl->sw_next = end;
-    return (int)m->npend;
+    return lns_sweep_push_chunk(m, pl->sw_nprobe + 1);
 }
 
 static void probes_told(lns *m)
