@@ -67,6 +67,14 @@ static bosch_result *run(const bosch_problem *p, bosch_testbed *tb, uint64_t bud
 
 static const char *const no_sweep[] = {"sweep_pairs", "0"};
 
+static size_t free_units(const bosch_problem *p)
+{
+    size_t n = 0;
+    for (uint32_t u = 0; u < UNITS; u++)
+        n += bosch_problem_unit_fix(p, u / G, u % G) == BOSCH_FIX_NONE;
+    return n;
+}
+
 /* Fixed units keep their state. */
 static void assert_fixed_kept(const bosch_problem *p, const uint8_t *m)
 {
@@ -86,9 +94,7 @@ static void assert_fixed_kept(const bosch_problem *p, const uint8_t *m)
 static size_t check_sweep(const bosch_result *res, const bosch_problem *p, size_t *probes)
 {
     size_t target = bosch_problem_target_units(p), n = bosch_result_history_size(res);
-    size_t nfree = 0;
-    for (uint32_t u = 0; u < UNITS; u++)
-        nfree += bosch_problem_unit_fix(p, u / G, u % G) == BOSCH_FIX_NONE;
+    size_t nfree = free_units(p);
     uint8_t m[UNITS], base[UNITS], seen[UNITS] = {0};
     size_t flips = 0, probed = 0;
     int have_base = 0;
@@ -101,8 +107,9 @@ static size_t check_sweep(const bosch_result *res, const bosch_problem *p, size_
         assert_fixed_kept(p, m);
         if (flips == nfree) { /* a probe round: its base, or one unit off it */
             if (mask_hamming(m, base, UNITS) != 1) {
-                ck_assert_msg(ones > target, "record %zu: a probe base with %zu SWA units, target %zu",
-                              i, ones, target);
+                ck_assert_msg(ones > target,
+                              "record %zu: a probe base with %zu SWA units, target %zu", i, ones,
+                              target);
                 memcpy(base, m, UNITS);
                 memset(seen, 0, sizeof seen);
                 continue;
@@ -137,14 +144,6 @@ static size_t check_sweep(const bosch_result *res, const bosch_problem *p, size_
     if (probes)
         *probes = probed;
     return flips;
-}
-
-static size_t free_units(const bosch_problem *p)
-{
-    size_t n = 0;
-    for (uint32_t u = 0; u < UNITS; u++)
-        n += bosch_problem_unit_fix(p, u / G, u % G) == BOSCH_FIX_NONE;
-    return n;
 }
 
 /* Circuits (additive effects near the end): the sweep runs, flips every

@@ -225,26 +225,3 @@ double lns_close_subproblem(lns *m)
     lns_drop_subproblem(m);
     return used;
 }
-
-/* The next chunk (at most batch_size) of the candidates sw_unit[sw_next..
- * total): each is sw_mask with that unit flipped (SIZE_MAX: as it is). */
-int lns_sweep_push_chunk(lns *m, size_t total)
-{
-    struct plan *pl = &m->plan;
-    size_t end = pl->sw_next + (m->cfg.batch ? m->cfg.batch : 1);
-    if (end > total)
-        end = total;
-    pl->sw_chunk = pl->sw_next;
-    for (size_t i = pl->sw_next; i < end; i++) {
-        size_t u = pl->sw_unit[i];
-        if (u != SIZE_MAX)
-            pl->sw_mask[u] ^= 1;
-        pl->sw_slot[i] = lns_push_fixed(m, pl->sw_mask, BOSCH_STAGE_GROUP);
-        if (u != SIZE_MAX)
-            pl->sw_mask[u] ^= 1;
-        if (pl->sw_slot[i] == INT64_MIN)
-            return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
-    }
-    pl->sw_next = end;
-    return (int)m->npend;
-}

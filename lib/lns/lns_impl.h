@@ -26,7 +26,14 @@ enum step {
 };
 
 /* States of the flip sweep. */
-enum sweep_state { SWEEP_NONE, SWEEP_FLIPS, SWEEP_PAIRS, SWEEP_PROBES, SWEEP_EXCHANGES, SWEEP_DONE };
+enum sweep_state {
+    SWEEP_NONE,
+    SWEEP_FLIPS,
+    SWEEP_PAIRS,
+    SWEEP_PROBES,
+    SWEEP_EXCHANGES,
+    SWEEP_DONE
+};
 
 /* Everything the stage machine keeps between batches. */
 struct plan {
@@ -71,7 +78,6 @@ struct plan {
      * single SWA units on at that mask; exchanges built from them. */
     size_t *sw_crit, sw_ncrit; /* the critical full units */
     double sw_crit_min;   /* their smallest loss */
-    int64_t sw_base_slot; /* the base mask's slot */
     double sw_base;       /* ... its S^ */
     size_t sw_nprobe;     /* probes: units in sw_unit[1..], slots in sw_slot */
     size_t sw_probe_from; /* next SWA unit (in sw_swa) a probe round takes */
@@ -179,7 +185,11 @@ int lns_step_polish(lns *m);        /* group.c */
 int lns_sweep_due(lns *m);
 int lns_step_sweep(lns *m);
 void lns_sweep_free(struct plan *pl);
+/* sweep_moves.c: the moves both parts of the sweep make. */
+#define LNS_SWAP_INFEASIBLE INT64_MAX
 int lns_sweep_push_chunk(lns *m, size_t total);
+int64_t lns_sweep_push_swap(lns *m, size_t a, size_t b);
+int lns_sweep_keep(lns *m, int64_t rec, size_t a, size_t b);
 /* sweep_probe.c: a round of substitute probes (> 0: candidates pushed; 0:
  * nothing to probe), and its steps once told (0: the round is over). */
 int lns_probe_round(lns *m);

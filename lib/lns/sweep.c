@@ -206,14 +206,9 @@ static int order_pairs(lns *m)
 static void pair_scored(lns *m, int64_t rec)
 {
     struct plan *pl = &m->plan;
-    double v = rec >= 0 ? lns_objective(m, (size_t)rec) : NAN;
-    if (v > pl->sw_f) {
-        memcpy(pl->work, pl->sw_mask, m->prob->units);
-        pl->work_record = rec;
-        pl->sw_f = v;
-        pl->sw_used[pl->sw_swa[pl->sw_i]] = 1;
-        pl->sw_used[pl->sw_full[pl->sw_j]] = 1;
-        pl->sw_kept[pl->sw_nkept++] = pl->sw_swa[pl->sw_i];
+    size_t a = pl->sw_swa[pl->sw_i];
+    if (lns_sweep_keep(m, rec, a, pl->sw_full[pl->sw_j])) {
+        pl->sw_kept[pl->sw_nkept++] = a;
         pl->sw_i++;
     }
     pl->sw_j++;
@@ -223,20 +218,16 @@ static void pair_scored(lns *m, int64_t rec)
 static int push_pair(lns *m)
 {
     struct plan *pl = &m->plan;
-    const bosch_problem *p = m->prob;
     while (pl->sw_i < pl->sw_nswa && pl->sw_j < pl->sw_nfull &&
            pl->sw_pairs < m->cfg.sweep_pairs && lns_budget_left(m) > 0) {
         size_t a = pl->sw_swa[pl->sw_i], b = pl->sw_full[pl->sw_j];
         if (!(pl->sw_gain[a] + pl->sw_gain[b] > 0.0))
             break;
-        memcpy(pl->sw_mask, pl->work, p->units);
-        pl->sw_mask[a] = 0;
-        pl->sw_mask[b] = 1;
-        if (!bosch_mask_is_feasible(p, pl->sw_mask)) { /* a layer's bounds */
+        int64_t slot = lns_sweep_push_swap(m, a, b);
+        if (slot == LNS_SWAP_INFEASIBLE) { /* a layer's bounds */
             pl->sw_j++;
             continue;
         }
-        int64_t slot = lns_push_fixed(m, pl->sw_mask, BOSCH_STAGE_GROUP);
         if (slot == INT64_MIN)
             return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
         if (slot >= 0) { /* scored before: no evaluation */
@@ -249,7 +240,6 @@ static int push_pair(lns *m)
     }
     return 0;
 }
-
 
 /* The sweep is over: what it left of the budget returns to the polish. */
 static int sweep_end(lns *m)

@@ -16,7 +16,8 @@
  * Exchanges predicted to gain are scored one at a time, kept when they
  * gain; rounds go on down the SWA units while the budget lasts. On a
  * landscape without such units (no excess) a round costs its probes and
- * changes nothing. docs/benchmarks.md, "The substitute probe", measured it. */
+ * changes nothing. Measured in docs/benchmarks.md, "Result with the
+ * substitute probe". */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,10 +189,8 @@ static int plan_exchanges(lns *m)
             if (spare == pl->sw_nswa)
                 continue;
             a = pl->sw_swa[spare++];
-            pred[i] = pl->sw_gain[a] + pl->sw_gain[best] + e;
-        } else {
-            pred[i] = pl->sw_gain[a] + pl->sw_gain[best] + e;
         }
+        pred[i] = pl->sw_gain[a] + pl->sw_gain[best] + e;
         if (!(pred[i] > 0.0))
             continue;
         swa[i] = a;
@@ -218,15 +217,8 @@ static int plan_exchanges(lns *m)
 static void exchange_scored(lns *m, int64_t rec)
 {
     struct plan *pl = &m->plan;
-    double v = rec >= 0 ? lns_objective(m, (size_t)rec) : NAN;
-    if (v > pl->sw_f) {
-        memcpy(pl->work, pl->sw_mask, m->prob->units);
-        pl->work_record = rec;
-        pl->sw_f = v;
-        pl->sw_used[pl->sw_xa[pl->sw_xk]] = 1;
-        pl->sw_used[pl->sw_xb[pl->sw_xk]] = 1;
+    if (lns_sweep_keep(m, rec, pl->sw_xa[pl->sw_xk], pl->sw_xb[pl->sw_xk]))
         pl->sw_exchanges++;
-    }
     pl->sw_xk++;
 }
 
@@ -234,21 +226,17 @@ static void exchange_scored(lns *m, int64_t rec)
 static int push_exchange(lns *m)
 {
     struct plan *pl = &m->plan;
-    const bosch_problem *p = m->prob;
     while (pl->sw_xk < pl->sw_nx && lns_budget_left(m) > 0) {
         size_t a = pl->sw_xa[pl->sw_xk], b = pl->sw_xb[pl->sw_xk];
         if (pl->sw_used[a] || pl->sw_used[b]) {
             pl->sw_xk++;
             continue;
         }
-        memcpy(pl->sw_mask, pl->work, p->units);
-        pl->sw_mask[a] = 0;
-        pl->sw_mask[b] = 1;
-        if (!bosch_mask_is_feasible(p, pl->sw_mask)) {
+        int64_t slot = lns_sweep_push_swap(m, a, b);
+        if (slot == LNS_SWAP_INFEASIBLE) { /* a layer's bounds */
             pl->sw_xk++;
             continue;
         }
-        int64_t slot = lns_push_fixed(m, pl->sw_mask, BOSCH_STAGE_GROUP);
         if (slot == INT64_MIN)
             return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
         if (slot >= 0) {
