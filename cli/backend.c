@@ -297,6 +297,12 @@ int backend_attach(bosch_optimizer *opt, struct backend *b)
     /* The run identity (model, task, metric, window, sink, dtype): a journal
      * resumed with any of them changed is refused, naming it. */
     int rc = bosch_torch_evaluator_identify(b->e, opt);
+    /* Anchors apart by no more than the evaluator's rounding noise are not
+     * ordered: a search normalised by that noise would choose by rounding. */
+    if (!rc && (rc = bosch_torch_evaluator_noise(b->e, &b->noise)) != 0)
+        errorf("measuring the evaluator's numerical noise: %s", backend_last_error(b));
+    if (!rc)
+        rc = bosch_set_anchor_tolerance(opt, b->noise);
     return rc ? rc : bosch_set_request_batch_evaluator(opt, bosch_torch_request_batch_eval, b->e);
 }
 

@@ -16,6 +16,7 @@ struct backend {
     uint32_t L, G, H, V;
     const char *dir;
     char desc[512]; /* "bf16 on cpu, 3.4 MiB of parameters" */
+    double noise;   /* the evaluator's numerical noise (backend_attach) */
 };
 
 /* Loads s->model, its tokenizer (--tokenizer, else DIR/tokenizer.json when

@@ -154,9 +154,10 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
     struct console_progress pr;
     console_progress_init(&pr);
     bosch_set_progress(opt, console_on_progress, &pr);
-    fprintf(stderr, "model %s: %u layers x %u KV groups x %u heads/group, %s; task %s; window %u, sink %u\n",
+    fprintf(stderr, "model %s: %u layers x %u KV groups x %u heads/group, %s; task %s; window %u, sink %u; "
+            "numerical noise %.2g\n",
             b->dir, b->L, b->G, b->H, backend_describe(b), s->task ? s->task : "niah",
-            effective_window(s), s->sink);
+            effective_window(s), s->sink, b->noise);
     const int search_rc = console_run(opt, &pr, EXIT_STOPPED);
     int rc, status = EXIT_ERROR;
     if (search_rc == INT32_MIN) {

@@ -115,6 +115,69 @@ START_TEST(raw_scores_with_unordered_anchors)
 }
 END_TEST
 
+/* An evaluator whose anchors differ by 1e-9 alone, as two attention paths
+ * of a model can by rounding: all full 0.5, all SWA 0.5 - 1e-9, any other
+ * mask in between (by its full share, well within the gap). */
+static int rounding_anchors_eval(const uint8_t *mask, size_t units, double *score, void *user)
+{
+    (void)user;
+    size_t full = 0;
+    for (size_t u = 0; u < units; u++)
+        full += mask[u] == 0;
+    *score = 0.5 - 1e-9 + 1e-9 * (double)full / (double)units;
+    return 0;
+}
+
+START_TEST(anchor_tolerance_refuses_rounding_noise)
+{
+    bosch_problem *p = make_problem(6, 4, 12);
+    /* Without a tolerance the 1e-9 gap normalises (the old behaviour). */
+    bosch_optimizer *opt = bosch_optimizer_create(p);
+    ck_assert_int_eq(bosch_set_budget(opt, 40), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_evaluator(opt, rounding_anchors_eval, NULL), BOSCH_OK);
+    ck_assert(bosch_optimize(opt) > 0);
+    bosch_optimizer_free(opt);
+    /* With the evaluator's noise as tolerance: refused, saying why. */
+    opt = bosch_optimizer_create(p);
+    ck_assert_int_eq(bosch_set_budget(opt, 40), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_anchor_tolerance(opt, 1e-7), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_evaluator(opt, rounding_anchors_eval, NULL), BOSCH_OK);
+    ck_assert_int_eq(bosch_optimize(opt), BOSCH_E_ANCHORS);
+    ck_assert_ptr_nonnull(strstr(bosch_optimizer_last_error(opt), "anchor_tolerance = 1e-07"));
+    bosch_result *r = NULL;
+    ck_assert_int_eq(bosch_get_result(opt, &r), BOSCH_OK);
+    ck_assert_int_eq(bosch_result_status(r), BOSCH_E_ANCHORS);
+    ck_assert(!bosch_result_feasible(r));
+    bosch_result_free(r);
+    bosch_optimizer_free(opt);
+    /* ... or searched raw with raw_scores (normalised scores NaN). */
+    opt = bosch_optimizer_create(p);
+    ck_assert_int_eq(bosch_set_budget(opt, 40), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_option(opt, "anchor_tolerance", "1e-7"), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_raw_scores(opt, 1), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_evaluator(opt, rounding_anchors_eval, NULL), BOSCH_OK);
+    ck_assert(bosch_optimize(opt) > 0);
+    ck_assert_int_eq(bosch_get_result(opt, &r), BOSCH_OK);
+    ck_assert(isnan(bosch_result_normalized_score(r)));
+    bosch_result_free(r);
+    bosch_optimizer_free(opt);
+    /* Given anchors: the same rule; bad tolerances refused, nothing changed. */
+    opt = bosch_optimizer_create(p);
+    ck_assert_int_eq(bosch_set_anchor_tolerance(opt, 0.01), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_anchors(opt, 0.5, 0.495), BOSCH_E_ANCHORS);
+    ck_assert_int_eq(bosch_set_anchors(opt, 0.5, 0.4), BOSCH_OK);
+    ck_assert_int_eq(bosch_set_anchor_tolerance(opt, -1), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_set_anchor_tolerance(opt, NAN), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_set_anchor_tolerance(opt, INFINITY), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_set_option(opt, "anchor_tolerance", "-0.5"), BOSCH_E_INVALID);
+    char buf[64];
+    ck_assert(bosch_get_option(opt, "anchor_tolerance", buf, sizeof buf) > 0);
+    ck_assert_double_eq(strtod(buf, NULL), 0.01);
+    bosch_optimizer_free(opt);
+    bosch_problem_free(p);
+}
+END_TEST
+
 static Suite *budget_suite(void)
 {
     Suite *s = suite_create("budget");
@@ -122,6 +185,7 @@ static Suite *budget_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, strategies_use_budget_or_say_why);
     tcase_add_test(tc, raw_scores_with_unordered_anchors);
+    tcase_add_test(tc, anchor_tolerance_refuses_rounding_noise);
     suite_add_tcase(s, tc);
     return s;
 }

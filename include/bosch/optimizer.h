@@ -125,6 +125,14 @@ BOSCH_API int bosch_set_strategy(bosch_optimizer *opt, int stage, const bosch_st
  * bosch_progress_best_score are NaN, and a BOSCH_LOG_WARN line says so.
  * Ordered anchors are normalised as always. Option "raw_scores". */
 BOSCH_API int bosch_set_raw_scores(bosch_optimizer *opt, int raw);
+/* The anchors count as ordered only when S_full - S_allSWA > tolerance
+ * (default 0: any gap). Set it to the evaluator's numerical noise (for
+ * libbosch-torch, bosch_torch_evaluator_noise), so that anchors that differ
+ * by rounding error alone end the search with BOSCH_E_ANCHORS (or raw
+ * scores, with raw_scores) instead of normalising every score by that
+ * noise. Finite, >= 0: else BOSCH_E_INVALID. Applies to evaluated anchors
+ * and to bosch_set_anchors (set it before). Option "anchor_tolerance". */
+BOSCH_API int bosch_set_anchor_tolerance(bosch_optimizer *opt, double tolerance);
 /* Honest scores under noise: after the search, the best mask is evaluated
  * again `draws` times (draw 1..draws, at full fidelity; default 0 = off),
  * and the result reports the mean of those fresh draws rather than the
@@ -192,7 +200,8 @@ BOSCH_API int bosch_set_priors(bosch_optimizer *opt, const double *importance, s
 BOSCH_API size_t bosch_get_priors(const bosch_optimizer *opt, double *out, size_t n);
 /* Supply the two anchor scores instead of having them evaluated (saves two
  * evaluations). BOSCH_E_BAD_SCORE unless both are finite, BOSCH_E_ANCHORS
- * unless s_full > s_allswa (accepted when raw_scores is set before). */
+ * unless s_full - s_allswa > anchor_tolerance (accepted when raw_scores is
+ * set before). */
 BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa);
 
 /* String interface for bindings and config files. Every option comes from
@@ -203,7 +212,7 @@ BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_al
  *   alpha, group_cap,
  *   batch_size, ratio_spread, threads, journal (a path, mode AUTO),
  *   journal_sync (0|1),
- *   raw_scores (0|1), confirm, confirm_top (uint), screen_fidelity (0..1],
+ *   raw_scores (0|1), anchor_tolerance (>= 0), confirm, confirm_top (uint), screen_fidelity (0..1],
  *   sweep_pairs (uint), sweep_gap [0..1], variant (full|probe-only|group-only|layer-level),
  *   strategy, probe_strategy, group_strategy (a built-in strategy name).
  * BOSCH_E_OPTION for unknown names or unparsable values, BOSCH_E_INVALID for

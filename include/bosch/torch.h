@@ -334,6 +334,20 @@ BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const d
                                                    const uint32_t *draws, size_t n,
                                                    size_t units, double *scores,
                                                    void *evaluator);
+/* The evaluator's numerical noise: how far its scores move by rounding
+ * alone. Measured on the first call (then kept): the two anchors (all
+ * units full, all SWA) are scored through the evaluator's attention kernels
+ * and again through the other attention path (the masked reference: every
+ * unit over all causal keys, the window as a mask; the kernels when
+ * BOSCH_TORCH_ATTENTION=masked), every layer recomputed; *noise = 2 x the
+ * sum of the two disagreements + 4 f32 ulps of the larger anchor. Pass it
+ * to bosch_set_anchor_tolerance: anchors that differ by no more than this
+ * would normalise every score by rounding error (the bosch command does so).
+ * Costs four evaluations of the whole task. BOSCH_OK; BOSCH_E_INVALID for
+ * NULL arguments; failures as bosch_torch_batch_eval (message in
+ * bosch_torch_evaluator_last_error). Not concurrently with other calls on
+ * the same evaluator's model (they share its lock). */
+BOSCH_TORCH_API int bosch_torch_evaluator_noise(bosch_torch_evaluator *e, double *noise);
 /* Message of the last failure of this evaluator: of the last
  * bosch_torch_batch_eval() ("" after one that succeeded), or of a later
  * failing setter. "" if none, or for NULL. Owned by the evaluator; valid

@@ -30,7 +30,8 @@ lns *lns_create(const bosch_problem *p, const struct lns_config *cfg,
         m->s_full = cfg->s_full;
         m->s_swa = cfg->s_swa;
         m->anchors_known = 1;
-        m->raw = !(cfg->s_full > cfg->s_swa); /* given unordered: raw_scores is on */
+        /* given unordered: raw_scores is on */
+        m->raw = !(cfg->s_full - cfg->s_swa > cfg->anchor_tolerance);
     }
     return m;
 }
@@ -124,16 +125,26 @@ static int anchors_told(lns *m)
 {
     m->s_full = m->store.scores[m->pend_record[0]];
     m->s_swa = m->store.scores[m->pend_record[1]];
-    if (!(m->s_full > m->s_swa) && m->cfg.raw_scores) {
+    /* Ordered by more than the tolerance: a gap within an evaluator's
+     * numerical noise would normalise every score by rounding error. */
+    const int ordered = m->s_full - m->s_swa > m->cfg.anchor_tolerance;
+    if (!ordered && m->cfg.raw_scores) {
         m->raw = 1;
         m->anchors_known = 1;
         lns_log(m, BOSCH_LOG_WARN,
-                "anchors not ordered (S_full = %g, S_allSWA = %g): searching raw scores "
-                "without normalisation (raw_scores); normalized scores are NaN",
-                m->s_full, m->s_swa);
+                "anchors not ordered (S_full = %g, S_allSWA = %g, anchor_tolerance %g): "
+                "searching raw scores without normalisation (raw_scores); normalized scores "
+                "are NaN",
+                m->s_full, m->s_swa, m->cfg.anchor_tolerance);
         return BOSCH_OK;
     }
-    if (!(m->s_full > m->s_swa))
+    if (!ordered && m->cfg.anchor_tolerance > 0 && m->s_full > m->s_swa)
+        return lns_fail(m, BOSCH_E_ANCHORS,
+                        "anchor scores cannot normalise: S_full = %g is above S_allSWA = %g "
+                        "by %g, not more than anchor_tolerance = %g (the evaluator's numerical "
+                        "noise: the gap could be rounding error)",
+                        m->s_full, m->s_swa, m->s_full - m->s_swa, m->cfg.anchor_tolerance);
+    if (!ordered)
         return lns_fail(m, BOSCH_E_ANCHORS,
                         "anchor scores cannot normalise: S_full = %g is not above "
                         "S_allSWA = %g (the task does not tell full from SWA attention)",

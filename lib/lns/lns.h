@@ -34,6 +34,7 @@ struct lns_config {
     int anchors_given;
     double s_full, s_swa;
     int raw_scores; /* anchors not ordered: search raw scores instead of failing */
+    double anchor_tolerance; /* ordered means S_full - S_allSWA > anchor_tolerance */
     uint32_t confirm, confirm_top; /* confirmation draws of the best masks at the end */
     double screen_fidelity;        /* stage 3 screens new candidates at it (1 = off) */
     const double *prior;           /* the host's per-unit priors (units; borrowed), or NULL */

@@ -51,6 +51,9 @@ enum kind { K_UINT, K_DOUBLE, K_BOOL, K_CHOICE, K_STRATEGY, K_PATH };
        "fdatasync after every journal write (0|1)")                                              \
     XX(RAW_SCORES, "raw_scores", K_BOOL, raw_scores, "0", 0, 1, "raw_scores",                      \
        "when S_full <= S_allSWA, search raw scores (normalized = NaN) instead of failing (0|1)")  \
+    XX(ANCHOR_TOLERANCE, "anchor_tolerance", K_DOUBLE, anchor_tolerance, "0", 0, INFINITY,        \
+       "anchor_tolerance (finite, >= 0)",                                                        \
+       "anchors ordered only when S_full - S_allSWA exceeds this (the evaluator's noise)")      \
     XX(CONFIRM, "confirm", K_UINT, confirm, "0", 0, 1048576, "confirm (0..1048576)",               \
        "fresh draws of the best masks after the search; the result reports their mean")         \
     XX(CONFIRM_TOP, "confirm_top", K_UINT, confirm_top, "1", 1, 4096, "confirm_top (1..4096)",     \
@@ -314,6 +317,11 @@ int bosch_set_raw_scores(bosch_optimizer *opt, int raw)
     return set_bool(opt, OPT_RAW_SCORES, raw != 0);
 }
 
+int bosch_set_anchor_tolerance(bosch_optimizer *opt, double tolerance)
+{
+    return set_double(opt, OPT_ANCHOR_TOLERANCE, tolerance);
+}
+
 int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa)
 {
     int rc = not_started(opt);
@@ -321,11 +329,11 @@ int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_allswa)
         return rc;
     if (!isfinite(s_full) || !isfinite(s_allswa))
         return session_refuse(opt, BOSCH_E_BAD_SCORE, "anchor scores must be finite");
-    if (!(s_full > s_allswa) && !opt->o.raw_scores)
+    if (!(s_full - s_allswa > opt->o.anchor_tolerance) && !opt->o.raw_scores)
         return session_refuse(opt, BOSCH_E_ANCHORS,
                               "anchor scores cannot normalise: S_full = %g is not above "
-                              "S_allSWA = %g",
-                              s_full, s_allswa);
+                              "S_allSWA = %g by more than anchor_tolerance = %g",
+                              s_full, s_allswa, opt->o.anchor_tolerance);
     opt->o.anchors_given = 1;
     opt->o.s_full = s_full;
     opt->o.s_swa = s_allswa;
@@ -742,6 +750,7 @@ struct lns_config session_lns_config(const struct options *o)
         c.strategy[s] = o->strategy[s];
     c.anchors_given = o->anchors_given;
     c.raw_scores = o->raw_scores;
+    c.anchor_tolerance = o->anchor_tolerance;
     c.confirm = (uint32_t)o->confirm;
     c.confirm_top = (uint32_t)o->confirm_top;
     c.screen_fidelity = o->screen_fidelity;

@@ -37,6 +37,7 @@ struct options {
     char *journal_path;  /* NULL = no journal */
     int journal_mode, journal_sync;
     int raw_scores;      /* unordered anchors: search raw scores */
+    double anchor_tolerance; /* anchors ordered only when S_full - S_allSWA exceeds it */
     uint64_t confirm, confirm_top; /* confirmation draws of the best masks */
     double screen_fidelity;        /* multi-fidelity screening (1 = off) */
     uint64_t sweep_pairs;          /* flip sweep: most pairs (0 = off) */

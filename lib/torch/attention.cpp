@@ -53,15 +53,12 @@ void attend(const torch::Tensor &qp, const torch::Tensor &kc, const torch::Tenso
     const int64_t Sc = qp.size(0), r = qp.size(1), D = qp.size(3), nk = kc.size(1);
     torch::Tensor qc = qp.narrow(2, t0, n).reshape({Sc, r * n, D});
     torch::Tensor sc = take(ws.scores, Sc * r * n * nk, qp.options()).view({Sc, r * n, nk});
-    if (qp.scalar_type() == torch::kFloat32) {
-        at::baddbmm_out(sc, sc, qc, kc.transpose(1, 2), 0.0, scale); // beta 0: sc is not read
-    } else {
-        // Reduced precision: HF's order (scores rounded, then scaled), and
-        // the bf16 CPU baddbmm reads the uninitialised workspace even at
-        // beta 0 (NaN scores under MALLOC_PERTURB_).
-        at::bmm_out(sc, qc, kc.transpose(1, 2));
-        sc.mul_(scale);
-    }
+    // HF's order (q k^T rounded, then scaled). Not baddbmm_out(sc, sc, ...,
+    // beta 0): libtorch 1.13 reads the uninitialised workspace even at beta
+    // 0 when the output is its input (NaN scores from a NaN left there, in
+    // f32 as in bf16).
+    at::bmm_out(sc, qc, kc.transpose(1, 2));
+    sc.mul_(scale);
     sc.view({Sc, r, n, nk})
         .narrow(3, mask_from, blocked.size(1))
         .masked_fill_(blocked, -std::numeric_limits<double>::infinity());
@@ -76,11 +73,12 @@ void attend(const torch::Tensor &qp, const torch::Tensor &kc, const torch::Tenso
 // attention; its default scale is head_dim^-0.5, the model's.
 void causal_fused(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
                   torch::Tensor &out) {
-    const int64_t S = q.size(0), r = q.size(1), T = q.size(2), D = q.size(3);
+    const int64_t S = q.size(0), T = q.size(2), D = q.size(3);
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
     torch::Tensor o = at::scaled_dot_product_attention(q, k.view({S, 1, T, D}), v.view({S, 1, T, D}),
                                                        {}, 0.0, true, c10::nullopt, true);
 #else
+    const int64_t r = q.size(1);
     torch::Tensor ke = k.view({S, 1, T, D}).expand({S, r, T, D}).contiguous();
     torch::Tensor ve = v.view({S, 1, T, D}).expand({S, r, T, D}).contiguous();
     torch::Tensor o = at::scaled_dot_product_attention(q, ke, ve, {}, 0.0, true);

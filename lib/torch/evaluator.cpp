@@ -17,6 +17,7 @@
 #include "generate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <numeric>
@@ -433,6 +434,38 @@ torch::Tensor Evaluator::sample_scores(const Bucket &b, int64_t k, const torch::
         return (per.to(torch::kBool) | invalid_rows).all(-1).to(torch::kFloat64);
     return per.masked_fill(invalid_rows, 0.0).to(torch::kFloat64).sum(-1) /
            b.lengths.unsqueeze(0);
+}
+
+double Evaluator::noise() {
+    if (noise_ >= 0)
+        return noise_;
+    const size_t units = size_t(model_.layers() * model_.kv_heads());
+    std::vector<uint8_t> masks(2 * units, 0); // all full, all SWA
+    std::fill(masks.begin() + std::ptrdiff_t(units), masks.end(), uint8_t(1));
+    double fast[2], other[2];
+    score(masks.data(), 2, fast);
+    // The same anchors through the other attention path, every layer run
+    // (the prefix cache holds the first path's hidden states: bypassed, kept).
+    const bool masked = model_.masked_attention(), cache = cache_on_;
+    model_.set_masked_attention(!masked);
+    cache_on_ = false;
+    try {
+        score(masks.data(), 2, other);
+    } catch (...) {
+        model_.set_masked_attention(masked);
+        cache_on_ = cache;
+        throw;
+    }
+    model_.set_masked_attention(masked);
+    cache_on_ = cache;
+    // One draw of each disagreement can understate the rounding spread:
+    // twice their sum, and never below a few ulps of an f32 score.
+    const double ulps = 4.0 * std::ldexp(1.0, -23) * std::max(std::fabs(fast[0]), std::fabs(fast[1]));
+    const double n = 2.0 * (std::fabs(fast[0] - other[0]) + std::fabs(fast[1] - other[1])) + ulps;
+    if (!std::isfinite(n))
+        throw Failure(BOSCH_E_BAD_SCORE, "the anchors' scores are not finite");
+    noise_ = n;
+    return noise_;
 }
 
 } // namespace bosch_torch

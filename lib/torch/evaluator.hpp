@@ -65,6 +65,13 @@ public:
                const std::vector<size_t> &subset = {});
     size_t samples() const { return size_t(M_); }
 
+    // The evaluator's numerical noise (torch.h, bosch_torch_evaluator_noise):
+    // the anchors scored through the model's kernels and through the other
+    // attention path (masked reference <-> banded/fused kernels), every layer
+    // recomputed; 2 x the sum of their disagreements plus 4 f32 ulps of the
+    // larger anchor. Measured on the first call, then kept. Throws on failure.
+    double noise();
+
     // Work counter for tests: sum over forwards of batch rows x layers run.
     int64_t layer_rows() const { return layer_rows_; }
 
@@ -116,6 +123,7 @@ private:
     std::vector<Bucket> buckets_;
     bool cache_built_ = false;
     int64_t layer_rows_ = 0;
+    double noise_ = -1; // < 0: not measured yet
 };
 
 } // namespace bosch_torch

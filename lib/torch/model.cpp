@@ -7,6 +7,8 @@
 #include "attention.hpp"
 #include "failure.hpp"
 
+#include <torch/version.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -332,11 +334,17 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
 
     // A layer the config makes sliding (hybrid models) slides in every group,
     // over the config's window without sink tokens, whatever the unit mask.
-    const bool layer_slides =
-        size_t(layer) < cfg_.layer_sliding.size() && cfg_.layer_sliding[size_t(layer)];
+    // A window that covers the sequence (every query sees every earlier key:
+    // window + sink >= T) is full attention and takes the full kernel, so
+    // that it is full attention bit for bit whatever the kernels: on
+    // PyTorch 2 the full path is one fused kernel and the banded one tiled,
+    // and the two round differently.
+    const bool layer_slides = size_t(layer) < cfg_.layer_sliding.size() &&
+                              cfg_.layer_sliding[size_t(layer)] && cfg_.sliding_window < T;
+    const bool window_covers = w.window + w.sink >= T;
     // Per-batch-element unit masks of this layer.
     torch::Tensor swa_units; // bool [B, G, 1, 1, 1] or undefined
-    if (units.defined() && !layer_slides) {
+    if (units.defined() && !layer_slides && !window_covers) {
         torch::Tensor m = units.select(1, layer); // [B, G]
         if (m.any().item<bool>())
             swa_units = m.view({B, G, 1, 1, 1});
@@ -425,6 +433,18 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
     return torch::linear(o, L.o_proj);
 }
 
+// SiLU rounded once, as PyTorch 2 computes it for bf16 / f16 (in f32
+// inside the kernel): libtorch 1.13's reduced-precision CPU SiLU rounds
+// x * sigmoid(x) twice, which put its bf16 logits 1.3x as far from
+// transformers' f32 as transformers' own bf16 (tools/hf_parity.py).
+static torch::Tensor silu_rounded_once(const torch::Tensor &g) {
+#if TORCH_VERSION_MAJOR < 2
+    if (g.scalar_type() != torch::kFloat32)
+        return torch::silu(g.to(torch::kFloat32)).to(g.scalar_type());
+#endif
+    return torch::silu(g);
+}
+
 torch::Tensor Model::mlp(int64_t layer, const torch::Tensor &x) const {
     const LayerWeights &L = layers_[size_t(layer)];
     const int64_t B = x.size(0), T = x.size(1), H = x.size(2), I = cfg_.intermediate_size;
@@ -433,9 +453,8 @@ torch::Tensor Model::mlp(int64_t layer, const torch::Tensor &x) const {
     const int64_t block = std::max<int64_t>(1, block_bytes_ / per_row);
     torch::Tensor flat = x.reshape({rows, H});
     auto f = [&](const torch::Tensor &xb) {
-        return torch::linear(torch::silu(torch::linear(xb, L.gate_proj)) *
-                                 torch::linear(xb, L.up_proj),
-                             L.down_proj);
+        torch::Tensor gate = silu_rounded_once(torch::linear(xb, L.gate_proj));
+        return torch::linear(gate * torch::linear(xb, L.up_proj), L.down_proj);
     };
     if (block >= rows)
         return f(flat).view({B, T, H});

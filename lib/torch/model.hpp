@@ -93,6 +93,9 @@ public:
     // was built: then every unit scores all causal keys and the window is a
     // mask (the reference path, for tests and benchmarks).
     bool masked_attention() const { return masked_attention_; }
+    // Switches the path (under `mutex`): the evaluator's noise measurement
+    // runs the same masks through the other one.
+    void set_masked_attention(bool on) { masked_attention_ = on; }
 
     // Read access for the static scorers (scorers.cpp), which recompute the
     // attention untiled, with its probabilities, from the same weights.

@@ -763,6 +763,15 @@ BOSCH_TORCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_
     });
 }
 
+BOSCH_TORCH_API int bosch_torch_evaluator_noise(bosch_torch_evaluator *e, double *noise) {
+    if (!e || !noise)
+        return BOSCH_E_INVALID;
+    const size_t units = e->model && e->model->model
+                             ? size_t(e->model->model->layers() * e->model->model->kv_heads())
+                             : 0;
+    return with_evaluator(e, units, [&](Evaluator &ev) { *noise = ev.noise(); });
+}
+
 // Requests (torch.h): request i at fidelity f is scored on
 // k = max(1, ceil(f * samples)) samples, from (draw * k) mod samples on,
 // cyclically. Requests on the same samples (every request with k = samples

@@ -241,6 +241,12 @@ COMMON="--model $T/model --niah --context 64 --samples 2 --metric logprob --devi
 expect 0 "wrote" "$BOSCH" search $COMMON --budget 30 --out "$T/a"
 for f in a.json a.tsv a.svg a.history.jsonl; do [ -s "$T/$f" ] || fail "search: no $f"; done
 [ "$(wc -l <"$T/a.history.jsonl")" -gt 2 ] || fail "search: history too short"
+grep -q "numerical noise [0-9]" "$T/out" || fail "search: the evaluator's noise not reported"
+# A window covering the prompts is full attention bit for bit: the anchors
+# tie, and the search stops instead of normalising by rounding error (the
+# evaluator's noise is its anchor tolerance); nothing is written.
+expect 1 "BOSCH_E_ANCHORS" "$BOSCH" search $COMMON --window 100000 --budget 12 --out "$T/cover"
+[ -e "$T/cover.json" ] && fail "search with a covering window wrote a result"
 # The CPU thread policy (docs/torch.md, "Threads"): libtorch on every usable
 # CPU when the environment does not say; the user's OMP_NUM_THREADS kept.
 NCPU=$(nproc)

@@ -15,9 +15,9 @@
 #include "tiny_checkpoint.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,13 +86,13 @@ static void test_create_status(const std::string &dir) {
 
     // A malformed config (no vocab_size): BOSCH_E_INVALID, naming the field.
     const std::string bad = g_tmp + "/bad-config";
-    std::filesystem::create_directories(bad);
+    EXPECT(make_dirs(bad).empty());
     std::string cfg = tiny_config_json(spec());
     size_t at = cfg.find("\"vocab_size\"");
     EXPECT(at != std::string::npos);
     cfg.replace(at, std::strlen("\"vocab_size\""), "\"vocab_sizes\"");
     write_file(bad + "/config.json", cfg);
-    std::filesystem::copy_file(dir + "/model.safetensors", bad + "/model.safetensors");
+    EXPECT(copy_file(dir + "/model.safetensors", bad + "/model.safetensors").empty());
     EXPECT(bosch_torch_model_open(bad.c_str(), BOSCH_TORCH_DEVICE_CPU, 0) == nullptr);
     EXPECT(bosch_torch_create_status() == BOSCH_E_INVALID);
     EXPECT(std::strstr(create_reason("bosch_torch_model_open").c_str(), "vocab_size"));
@@ -242,6 +242,52 @@ static void test_handle_errors(const std::string &dir) {
     // write_jsonl: status only (the task is read-only).
     EXPECT(bosch_torch_task_write_jsonl(t, (g_tmp + "/no/dir/x.jsonl").c_str()) == BOSCH_E_IO);
     EXPECT(bosch_torch_task_write_jsonl(nullptr, after.c_str()) == BOSCH_E_INVALID);
+    bosch_torch_task_free(t);
+    bosch_torch_model_free(m);
+}
+
+// The evaluator's numerical noise: finite, positive, small, the same on a
+// second call, far below a real window's effect. A window covering the
+// prompts ties the anchors bit for bit (routed to the full kernel), and a
+// search given the noise as anchor tolerance refuses them.
+static void test_noise(const std::string &dir) {
+    bosch_torch_model *m = bosch_torch_model_open(dir.c_str(), BOSCH_TORCH_DEVICE_CPU, 0);
+    bosch_torch_task *t = bosch_torch_task_create_niah(40, 24, 2, 1, 1, 1, 0, 1, 5);
+    EXPECT(m != nullptr && t != nullptr);
+    if (!m || !t) {
+        bosch_torch_task_free(t);
+        bosch_torch_model_free(m);
+        return;
+    }
+    const std::vector<uint8_t> anchors = {0, 0, 0, 0, 1, 1, 1, 1};
+    bosch_torch_evaluator *e = bosch_torch_evaluator_open(m, t, 4, 0, BOSCH_TORCH_METRIC_LOGPROB);
+    double n1 = -1, n2 = -2, s[2] = {0, 0};
+    EXPECT(bosch_torch_evaluator_noise(e, &n1) == BOSCH_OK);
+    EXPECT(bosch_torch_evaluator_noise(e, &n2) == BOSCH_OK);
+    std::printf("evaluator noise (f32, logprob, window 4): %.3g\n", n1);
+    EXPECT(std::isfinite(n1) && n1 > 0 && n1 < 1e-4 && n2 == n1);
+    EXPECT(bosch_torch_batch_eval(anchors.data(), 2, 4, s, e) == BOSCH_OK);
+    EXPECT(std::fabs(s[0] - s[1]) > 100 * n1);
+    EXPECT(bosch_torch_evaluator_noise(nullptr, &n1) == BOSCH_E_INVALID);
+    EXPECT(bosch_torch_evaluator_noise(e, nullptr) == BOSCH_E_INVALID);
+    bosch_torch_evaluator_free(e);
+
+    e = bosch_torch_evaluator_open(m, t, 1000, 0, BOSCH_TORCH_METRIC_LOGPROB);
+    EXPECT(bosch_torch_batch_eval(anchors.data(), 2, 4, s, e) == BOSCH_OK);
+    EXPECT(s[0] == s[1]);
+    EXPECT(bosch_torch_evaluator_noise(e, &n1) == BOSCH_OK);
+    bosch_problem *p = bosch_torch_model_problem(m);
+    bosch_optimizer *opt = p ? bosch_optimizer_create(p) : nullptr;
+    EXPECT(opt != nullptr);
+    if (opt) {
+        EXPECT(bosch_set_budget(opt, 20) == BOSCH_OK);
+        EXPECT(bosch_set_anchor_tolerance(opt, n1) == BOSCH_OK);
+        EXPECT(bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, e) == BOSCH_OK);
+        EXPECT(bosch_optimize(opt) == BOSCH_E_ANCHORS);
+    }
+    bosch_optimizer_free(opt);
+    bosch_problem_free(p);
+    bosch_torch_evaluator_free(e);
     bosch_torch_task_free(t);
     bosch_torch_model_free(m);
 }
@@ -407,6 +453,7 @@ int main() {
             throw std::runtime_error("write_tiny_qwen3: " + e);
         test_create_status(dir);
         test_handle_errors(dir);
+        test_noise(dir);
         test_deprecated(dir);
         test_threads();
     } catch (const std::exception &ex) {

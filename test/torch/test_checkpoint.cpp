@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <random>
 #include <string>
@@ -953,9 +952,9 @@ static void test_index() {
     // A subdirectory inside the checkpoint is fine.
     {
         std::string sub = dir + "/sub";
-        std::filesystem::create_directories(sub);
-        std::filesystem::copy_file(dir + "/model-00002-of-00003.safetensors",
-                                   sub + "/model-00002-of-00003.safetensors");
+        EXPECT(make_dirs(sub).empty());
+        EXPECT(copy_file(dir + "/model-00002-of-00003.safetensors",
+                                   sub + "/model-00002-of-00003.safetensors").empty());
         std::string t = index;
         for (;;) {
             size_t p = t.find("\"model-00002-of-00003");
@@ -982,7 +981,7 @@ static void test_index() {
     EXPECT_ERR(with_index(index), "model-00003-of-00003.safetensors", "header length");
     // Neither file.
     std::string empty = subdir("idx_none");
-    std::filesystem::create_directories(empty);
+    EXPECT(make_dirs(empty).empty());
     TensorMap out;
     EXPECT_ERR(load_weights(empty, out), "no model.safetensors");
 }

@@ -7,11 +7,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
+
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace bosch_torch_test {
 namespace {
@@ -211,11 +214,10 @@ std::string write_tiny_qwen3(const std::string &dir, const TinySpec &s,
         return "write_tiny_qwen3: dtype must be kFloat32, kBFloat16 or kFloat16";
     if (s.shards < 1)
         return "write_tiny_qwen3: shards must be >= 1";
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-        return "cannot create " + dir + ": " + ec.message();
-    std::string err = write_file(dir + "/config.json", tiny_config_json(s));
+    std::string err = make_dirs(dir);
+    if (!err.empty())
+        return err;
+    err = write_file(dir + "/config.json", tiny_config_json(s));
     if (!err.empty())
         return err;
     bosch_torch::TensorMap m = tiny_qwen3_tensors(s);
@@ -260,9 +262,41 @@ std::string make_temp_dir(const std::string &tag) {
     return std::string(buf.data());
 }
 
+namespace {
+int remove_entry(const char *path, const struct stat *, int, struct FTW *) {
+    ::remove(path); // files and (emptied, depth-first) directories
+    return 0;
+}
+} // namespace
+
 void remove_tree(const std::string &path) {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
+    ::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+std::string make_dirs(const std::string &path) {
+    for (size_t i = 1; i <= path.size(); i++) {
+        if (i < path.size() && path[i] != '/')
+            continue;
+        const std::string part = path.substr(0, i);
+        struct stat st;
+        if (::mkdir(part.c_str(), 0777) != 0 && errno != EEXIST)
+            return "cannot create " + part + ": " + std::strerror(errno);
+        if (::stat(part.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            return "cannot create " + part + ": not a directory";
+    }
+    return "";
+}
+
+std::string copy_file(const std::string &from, const std::string &to) {
+    std::ifstream in(from, std::ios::binary);
+    if (!in)
+        return "cannot read " + from;
+    std::ofstream out(to, std::ios::binary | std::ios::trunc);
+    if (!out)
+        return "cannot write " + to;
+    out << in.rdbuf();
+    out.flush();
+    return out ? "" : "cannot write " + to;
 }
 
 } // namespace bosch_torch_test

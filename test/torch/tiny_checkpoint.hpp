@@ -53,8 +53,16 @@ std::string write_tiny_qwen3(const std::string &dir, const TinySpec &spec,
 // A fresh empty directory under $TMPDIR (or /tmp), e.g. /tmp/bosch-<tag>-XXXXXX;
 // throws std::runtime_error on failure.
 std::string make_temp_dir(const std::string &tag);
+// The file helpers below use POSIX calls, not std::filesystem: a PyTorch
+// wheel's libtorch carries its own copy of std::filesystem's out-of-line
+// functions, and a test process that resolved remove_all into it crashed
+// (jump to address 0). Tests take nothing of libstdc++'s from libtorch.
 // rm -r; errors ignored.
 void remove_tree(const std::string &path);
+// mkdir -p; returns "" or an error message.
+std::string make_dirs(const std::string &path);
+// Copies the file `from` to `to` (truncating); returns "" or an error message.
+std::string copy_file(const std::string &from, const std::string &to);
 // Writes `bytes` to `path` (truncating); returns "" or an error message.
 std::string write_file(const std::string &path, const std::string &bytes);
 // Reads a whole file into a string ("" when it cannot be read).

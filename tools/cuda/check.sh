@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# The GPU check of libbosch-torch (issue 13, docs/torch.md "CUDA"): builds the
-# library against a PyTorch 2.x installation (its bundled libtorch, CUDA
-# libraries and C++ ABI flag), runs the backend tests on CUDA, compares logits
-# with Hugging Face transformers on randomly initialised Qwen3 models of a
-# real shape (full attention, all layers sliding, per-layer `layer_types`),
-# and times one evaluation of Qwen3-1.7B and 8B shapes at 8k and 32k tokens,
-# rho 0 / 0.5 / 0.875, in bf16. Needs no package registry: the C libraries
+# The GPU check of libbosch-torch (issues 13 and 33, docs/torch.md "CUDA
+# check"), one run under 8 minutes on a fresh GPU machine, in this order:
+#   1. build against a PyTorch 2.x installation (its bundled libtorch, CUDA
+#      libraries and C++ ABI flag; any PyTorch >= 2, newer than CI's too);
+#   2. parity with Hugging Face transformers on CUDA (tools/hf_parity.py:
+#      CI's whole matrix at tiny shapes and Qwen3-1.7B layer shapes, f32 and
+#      bf16 by its yardstick, per-unit masks, sinks, the evaluator's scores);
+#   3. timing: one evaluation of Qwen3-1.7B and 8B shapes at 8k and 32k
+#      tokens, rho 0 / 0.5 / 0.875, bf16 (tools/cuda/time_eval.py);
+#   4. the torch and cli suites with BOSCH_TEST_DEVICE=cuda.
+# Each step has a time limit (--budget scales them), so a hung kernel costs
+# its step, not the session. Needs no package registry: the C libraries
 # come from Debian .deb files unpacked into a local folder (--debs, fetched
 # beforehand with tools/cuda/fetch-debs.sh).
 #
 #   tools/cuda/check.sh [--debs DIR] [--python PY] [--out DIR] [--build DIR]
-#                       [--layers N] [--dry-run]
+#                       [--layers N] [--budget SECONDS] [--dry-run]
 #
 # --out DIR (default ./cuda-check): the report cuda-check.md and every log.
+# --budget S (default 450): the steps' time limits add up to S seconds
+#   (build 20%, parity 25%, timing 20%, suites 35%).
 # --dry-run (CI, no GPU): checks what can be checked without one, on the CPU:
 #   the script's own syntax, the Python tools compile, the deb unpacking and
 #   .pc rewriting when --debs is given, the meson flags for a PyTorch prefix
@@ -25,6 +32,7 @@ OUT=$PWD/cuda-check
 DEBS=""
 BUILD=""
 LAYERS=4
+BUDGET=450
 DRY=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,8 +41,9 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2 ;;
     --build) BUILD=$2; shift 2 ;;
     --layers) LAYERS=$2; shift 2 ;;
+    --budget) BUDGET=$2; shift 2 ;;
     --dry-run) DRY=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "check.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -46,13 +55,19 @@ say() { echo "$*" | tee -a "$REPORT"; }
 step() { say ""; say "## $1"; say ""; }
 # run NAME CMD...: runs CMD with its output in OUT/NAME.log, appends the
 # tail to the report, and records the exit status (the script goes on).
+# LIMIT (seconds, 0 = none) bounds the command: 124 means it ran out.
 FAILED=0
+LIMIT=0
 run() {
   local name=$1; shift
   say "\`$*\`"
   say ""
   local t0=$SECONDS rc=0
-  "$@" >"$OUT/$name.log" 2>&1 || rc=$?
+  if [ "$LIMIT" -gt 0 ]; then
+    timeout --kill-after=10 "$LIMIT" "$@" >"$OUT/$name.log" 2>&1 || rc=$?
+  else
+    "$@" >"$OUT/$name.log" 2>&1 || rc=$?
+  fi
   say '```'
   tail -n 40 "$OUT/$name.log" | tee -a "$REPORT"
   say '```'
@@ -124,7 +139,8 @@ SETUP=(meson setup --wipe -Dtorch=enabled -Dtorch_prefix="$TORCH_PREFIX" -Dpytho
 if [ "$DRY" = 1 ]; then
   step "Dry run (no GPU)"
   run syntax bash -n "$0"
-  run py-compile "$PY" -m py_compile "$ROOT/tools/hf_parity.py" "$ROOT/tools/cuda/time_eval.py"
+  run py-compile "$PY" -m py_compile "$ROOT/tools/hf_parity.py" "$ROOT"/tools/parity/*.py \
+    "$ROOT/tools/cuda/time_eval.py"
   say "would build: ${SETUP[*]} BUILD && ninja -C BUILD"
   B=${BUILD:-$ROOT/build}
   B=$(cd "$B" && pwd)
@@ -139,35 +155,41 @@ if [ "$DRY" = 1 ]; then
   exit
 fi
 
-# 3. Build against that libtorch.
+# 3. Build against that libtorch (the library, the CLI and the tests).
 B=${BUILD:-$OUT/build}
 step "Build"
+LIMIT=$((BUDGET * 20 / 100))
 run setup "${SETUP[@]}" "$B" "$ROOT"
 run ninja ninja -C "$B"
 export BOSCH_LIBRARY=$B/lib/libbosch.so.0 BOSCH_TEXT_LIBRARY=$B/lib/text/libbosch-text.so.0
 export BOSCH_TORCH_LIBRARY=$B/lib/torch/libbosch-torch.so.0
 
-# 4. The backend tests with their device-portable checks on CUDA.
-step "Backend tests on CUDA"
-run torch-tests env BOSCH_TEST_DEVICE=cuda meson test -C "$B" --suite torch --print-errorlogs
-run cli-tests meson test -C "$B" --suite cli --print-errorlogs
-
-# 5. Logits against transformers (eager attention), real layer shapes.
+# 4. Logits and scores against transformers (tools/hf_parity.py): CI's
+#    matrix on CUDA, then f32 and bf16 at Qwen3-1.7B's layer shapes with
+#    LAYERS layers and a longer prompt.
 step "Parity with Hugging Face transformers"
-HF=(--lib "$BOSCH_TORCH_LIBRARY" --configs 1.7b --layers "$LAYERS" --device cuda)
-run hf-f32-full "$PY" "$ROOT/tools/hf_parity.py" "${HF[@]}" --dtype f32 --tol 2e-3
-run hf-bf16-full "$PY" "$ROOT/tools/hf_parity.py" "${HF[@]}" --dtype bf16 --tol 1e-1
-run hf-f32-swa "$PY" "$ROOT/tools/hf_parity.py" "${HF[@]}" --dtype f32 --tol 2e-3 --swa 64 --len 256
-run hf-f32-layer-types "$PY" "$ROOT/tools/hf_parity.py" "${HF[@]}" --dtype f32 --tol 2e-3 \
-  --layer-types 64 --len 256
+LIMIT=$((BUDGET * 25 / 100))
+run hf-suite "$PY" "$ROOT/tools/hf_parity.py" --lib "$BOSCH_TORCH_LIBRARY" --suite ci --device cuda
+HF=(--lib "$BOSCH_TORCH_LIBRARY" --configs 1.7b --layers "$LAYERS" --device cuda --len 512)
+run hf-1.7b-f32 "$PY" "$ROOT/tools/hf_parity.py" "${HF[@]}" --dtype f32 --tol 2e-3 --swa 64 \
+  --layer-types 64
+run hf-1.7b-bf16 "$PY" "$ROOT/tools/hf_parity.py" "${HF[@]}" --dtype bf16
 
-# 6. One evaluation of the 1.7B and 8B shapes.
+# 5. One evaluation of the 1.7B and 8B shapes.
 step "Evaluation time"
+LIMIT=$((BUDGET * 20 / 100))
 run time-eval "$PY" "$ROOT/tools/cuda/time_eval.py" --make-checkpoint \
   "$B/test/cli/cli_make_tiny_checkpoint" --device cuda --dtype bf16 --shapes 1.7b,8b \
-  --layers "$LAYERS" --contexts 8192,32768 --out "$OUT/time_eval.md"
+  --layers "$LAYERS" --contexts 8192,32768 --reps 1 --out "$OUT/time_eval.md"
 [ -f "$OUT/time_eval.md" ] && cat "$OUT/time_eval.md" >>"$REPORT"
 
+# 6. The backend and command suites, their device-portable checks on CUDA.
+step "Suites on CUDA"
+LIMIT=$((BUDGET * 35 / 100))
+run torch-tests env BOSCH_TEST_DEVICE=cuda meson test -C "$B" --suite torch --print-errorlogs \
+  --num-processes 4
+run cli-tests meson test -C "$B" --suite cli --print-errorlogs --num-processes 4
+
 say ""
-say "$FAILED step(s) failed; report $REPORT"
+say "$FAILED step(s) failed in $SECONDS s; report $REPORT"
 [ "$FAILED" = 0 ]

@@ -327,6 +327,7 @@ _PROTOTYPES = {
     "bosch_set_journal": (c_int, [H, c_char_p, c_int]),
     "bosch_set_journal_sync": (c_int, [H, c_int]),
     "bosch_set_raw_scores": (c_int, [H, c_int]),
+    "bosch_set_anchor_tolerance": (c_int, [H, c_double]),
     "bosch_evaluator_status": (c_int, [H]),
     "bosch_ask": (c_int, [H, c_size_t_p]),
     "bosch_candidate": (c_int, [H, c_size_t, c_void_p]),
@@ -636,6 +637,7 @@ TORCH_PROTOTYPES = {
     "bosch_torch_evaluator_set_prefix_cache": (c_int, [H, c_int]),
     "bosch_torch_model_identity": (c_char_p, [H]),
     "bosch_torch_evaluator_identify": (c_int, [H, H]),
+    "bosch_torch_evaluator_noise": (c_int, [H, c_double_p]),
     # bosch_batch_eval_fn: (const uint8_t *masks, n, units, double *scores, void *evaluator)
     "bosch_torch_batch_eval": (c_int, [c_void_p, c_size_t, c_size_t, c_double_p, c_void_p]),
     # bosch_request_batch_eval_fn: (const uint8_t *masks, const double *fidelity,

@@ -516,6 +516,16 @@ class Evaluator(Handle):
         self._check(tlib.bosch_torch_evaluator_set_prefix_cache(self._handle, 1 if on else 0))
         return self
 
+    def noise(self) -> float:
+        """The evaluator's numerical noise (bosch_torch_evaluator_noise): how
+        far its scores move by rounding alone, measured once (four
+        evaluations of the task) from the anchors scored through two
+        attention paths. Give it to
+        :meth:`bosch.Optimizer.set_anchor_tolerance`."""
+        out = ctypes.c_double(0.0)
+        self._check(tlib.bosch_torch_evaluator_noise(self._handle, ctypes.byref(out)))
+        return out.value
+
     def identify(self, optimizer) -> "Evaluator":
         """Sets the optimizer's run identity to this evaluator's model, task,
         metric, window, sink and dtype (bosch_torch_evaluator_identify): a

@@ -475,7 +475,7 @@ class Optimizer:
     bosch_set_option: seed, budget, probe_budget, group_budget,
     probe_fraction, polish_fraction, time_limit, alpha, group_cap,
     batch_size, ratio_spread, threads, journal (a path, mode 'auto'; None
-    disables it), journal_sync, raw_scores, confirm, confirm_top,
+    disables it), journal_sync, raw_scores, anchor_tolerance, confirm, confirm_top,
     screen_fidelity, sweep_pairs, sweep_gap, variant, strategy, probe_strategy,
     group_strategy),
     plus ``anchors=(s_full, s_allswa)``. Strategy options
@@ -745,6 +745,13 @@ class Optimizer:
         """Search raw scores when S_full <= S_allSWA instead of failing
         (normalized scores are then NaN); option "raw_scores"."""
         self._check(lib.bosch_set_raw_scores(self._handle, 1 if raw else 0))
+        return self
+
+    def set_anchor_tolerance(self, tolerance: float) -> "Optimizer":
+        """Anchors count as ordered only when S_full - S_allSWA > tolerance
+        (default 0); set it to the evaluator's numerical noise
+        (:meth:`bosch.backend.Evaluator.noise`); option "anchor_tolerance"."""
+        self._check(lib.bosch_set_anchor_tolerance(self._handle, float(tolerance)))
         return self
 
     def set_confirm(self, draws: int) -> "Optimizer":

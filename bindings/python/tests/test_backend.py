@@ -181,6 +181,23 @@ def test_full_and_swa_masks(evaluator):
         evaluator.score_batch([0] * units)
 
 
+def test_noise_and_anchor_tolerance(model, task, evaluator):
+    # The organism's anchors are far apart; its rounding noise is tiny.
+    noise = evaluator.noise()
+    s_full, s_swa = evaluator.anchors()
+    assert 0 < noise < 1e-4 and evaluator.noise() == noise
+    assert s_full - s_swa > 1e4 * noise
+    # A window covering every prompt: the anchors tie bit for bit, and the
+    # noise as anchor tolerance refuses the search.
+    with backend.Evaluator(model, task, window=100000, metric="logprob") as ev:
+        a, b = ev.anchors()
+        assert a == b
+        opt = bosch.Optimizer(model.problem(ratio=0.5), budget=20)
+        opt.set_anchor_tolerance(ev.noise())
+        with pytest.raises(bosch.AnchorsError):
+            opt.optimize(batch_evaluator=ev)
+
+
 def test_masks_as_numpy(evaluator):
     np = pytest.importorskip("numpy")
     units = evaluator.units

@@ -1,0 +1,63 @@
+"""Owned C handles of the optional libraries (bosch.text, bosch.backend).
+
+A handle is freed exactly once: by ``close()``, by leaving a ``with`` block,
+or by garbage collection (``__del__``). Handles that the C library keeps by
+reference (a torch task borrowing its tokenizer, an evaluator borrowing its
+model and task) register as *dependents*: they hold a Python reference to
+what they borrow, so garbage collection can never free it first, and an
+explicit ``close()`` of the borrowed handle closes its dependents before it.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+
+class Handle:
+    """Base of the binding's owning wrappers. Subclasses set ``_kind`` (a
+    name for messages) and implement ``_free(h)``."""
+
+    _kind = "handle"
+
+    def __init__(self, h, borrows=()):
+        self._h = h
+        self._dependents: weakref.WeakSet = weakref.WeakSet()
+        self._borrows = tuple(b for b in borrows if b is not None)
+        for b in self._borrows:
+            b._dependents.add(self)
+
+    def _free(self, h) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def closed(self) -> bool:
+        return not getattr(self, "_h", None)
+
+    def close(self) -> None:
+        """Free the C object now (after closing what borrows it); idempotent."""
+        h = getattr(self, "_h", None)
+        if not h:
+            return
+        for d in list(getattr(self, "_dependents", ())):
+            d.close()
+        self._h = None
+        self._free(h)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def _handle(self):
+        h = getattr(self, "_h", None)
+        if not h:
+            raise ValueError(f"the {self._kind} has been closed")
+        return h

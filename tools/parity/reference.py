@@ -1,0 +1,265 @@
+"""The transformers side: Qwen3ForCausalLM with per-unit sliding windows.
+
+transformers has no per-head sliding window, so the reference runs inside
+transformers' own forward with an attention function of ours registered in
+its attention registry (AttentionInterface). It is transformers' eager
+attention (repeat KV, scores, fp32 softmax cast back, times values) with a
+per-head mask: query t sees key s iff s <= t and, when the unit (layer,
+h // r) of head h is sliding for that batch element, s > t - window or
+s < sink. A layer the config makes sliding (hybrid layer_types) slides over
+the config's window with no sink whatever the unit mask, as libbosch-torch
+runs it. hf_parity.py checks this function against transformers' stock
+eager attention (all full, stock all-sliding, stock layer_types) before
+trusting it.
+"""
+import contextlib
+
+import torch
+
+NAME = "bosch_units"
+
+# What the next forward uses: unit masks bool [B, layers, kv_heads] (None:
+# all full), window, sink. Set through unit_masks().
+_SPEC = {"masks": None, "window": 1, "sink": 0}
+
+
+def repeat_kv(x, n_rep):
+    # As transformers' repeat_kv: [B, G, T, D] -> [B, G * n_rep, T, D].
+    if n_rep == 1:
+        return x
+    B, G, T, D = x.shape
+    return x[:, :, None].expand(B, G, n_rep, T, D).reshape(B, G * n_rep, T, D)
+
+
+def allowed_keys(layer, B, nH, r, T, S, config_window, device):
+    """Bool [B or 1, nH or 1, T, S]: which keys each query of each head sees."""
+    t = torch.arange(S - T, S, device=device).view(T, 1)  # query positions (no cache: 0..T-1)
+    s = torch.arange(S, device=device).view(1, S)
+    causal = s <= t
+    if config_window:  # a sliding layer of a hybrid config
+        return (causal & (s > t - config_window)).view(1, 1, T, S)
+    masks = _SPEC["masks"]
+    if masks is None:
+        return causal.view(1, 1, T, S)
+    window, sink = _SPEC["window"], _SPEC["sink"]
+    sliding = causal & ((s > t - window) | (s < sink))
+    heads = masks[:, layer].to(device).repeat_interleave(r, dim=1)  # [B, nH]: unit h // r
+    return torch.where(heads.view(B, nH, 1, 1), sliding.view(1, 1, T, S),
+                       causal.view(1, 1, T, S))
+
+
+def unit_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0,
+                   **kwargs):
+    """transformers' eager_attention_forward with the per-head mask above
+    in place of attention_mask (the eager mask register() has transformers
+    build, unused). Masked scores are -inf where eager adds finfo.min: both
+    give probability 0 exactly."""
+    r = module.num_key_value_groups
+    if scaling is None:
+        scaling = module.head_dim ** -0.5
+    k = repeat_kv(key, r)
+    v = repeat_kv(value, r)
+    scores = torch.matmul(query, k.transpose(2, 3)) * scaling
+    B, nH, T, S = scores.shape
+    ok = allowed_keys(module.layer_idx, B, nH, r, T, S, kwargs.get("sliding_window"),
+                      query.device)
+    scores = scores.masked_fill(~ok, float("-inf"))
+    probs = torch.nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
+    out = torch.matmul(probs, v).transpose(1, 2).contiguous()
+    return out, probs
+
+
+def register():
+    """Registers unit_attention under NAME (transformers >= 4.52 has
+    AttentionInterface; older ones a plain dict)."""
+    try:
+        from transformers import AttentionInterface
+        AttentionInterface.register(NAME, unit_attention)
+    except ImportError:
+        from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+        ALL_ATTENTION_FUNCTIONS[NAME] = unit_attention
+    # Masks built as for eager attention (>= 4.53), so that every version
+    # prepares its mask arguments alike; unit_attention ignores them.
+    try:
+        from transformers.masking_utils import AttentionMaskInterface, eager_mask
+        AttentionMaskInterface.register(NAME, eager_mask)
+    except ImportError:
+        pass
+
+
+def set_attention(model, name):
+    """Switches a built model between "eager" and NAME (the checks against
+    stock attention would show a switch that did not happen)."""
+    if hasattr(model, "set_attn_implementation"):
+        try:
+            model.set_attn_implementation(name)
+        except (ValueError, KeyError):  # a version that validates names its own way
+            pass
+    model.config._attn_implementation = name  # older versions read the field per call
+    return model
+
+
+@contextlib.contextmanager
+def unit_masks(masks, window, sink):
+    old = dict(_SPEC)
+    _SPEC.update(masks=masks, window=window, sink=sink)
+    try:
+        yield
+    finally:
+        _SPEC.update(old)
+
+
+def logits(model, tokens, masks=None, window=1, sink=0):
+    """fp32 logits [B, T, V] of `tokens` (list of rows or a tensor) under
+    per-element unit masks (nested lists [B][L * G], a bool tensor
+    [B, L, G], or None for all full)."""
+    device = next(model.parameters()).device
+    ids = torch.as_tensor(tokens, device=device)
+    if ids.dim() == 1:
+        ids = ids.unsqueeze(0)
+    m = None
+    if masks is not None:
+        cfg = model.config
+        m = torch.as_tensor(masks, dtype=torch.bool, device=device).view(
+            ids.shape[0], cfg.num_hidden_layers, cfg.num_key_value_heads)
+    with torch.no_grad(), unit_masks(m, window, sink):
+        return model(input_ids=ids, use_cache=False).logits.float()
+
+
+# ---------------------------------------------------------------------------
+# Models
+
+def make_config(spec, max_len, swa=None, layer_types=None):
+    """A Qwen3Config from a CONFIGS entry: all full; every layer sliding over
+    `swa` (stock use_sliding_window, max_window_layers 0); or `layer_types`
+    (a list of "full_attention"/"sliding_attention") over `swa`."""
+    from transformers import Qwen3Config
+
+    kw = dict(spec)
+    kw.update(max_position_embeddings=max(4096, max_len), attention_bias=False,
+              hidden_act="silu")
+    if layer_types:
+        kw.update(use_sliding_window=True, sliding_window=swa, layer_types=layer_types)
+    elif swa:
+        kw.update(use_sliding_window=True, sliding_window=swa, max_window_layers=0)
+    else:
+        kw.update(use_sliding_window=False, sliding_window=None)
+    cfg = Qwen3Config(**kw)
+    # transformers >= 5 keeps RoPE settings in rope_parameters.
+    rp = getattr(cfg, "rope_parameters", None)
+    if isinstance(rp, dict):
+        rp["rope_theta"] = spec["rope_theta"]
+    cfg._attn_implementation = "eager"
+    return cfg
+
+
+def no_init_weights():
+    """transformers' context that skips weight initialisation (every caller
+    overwrites the weights: a 1.7b layer's init costs seconds)."""
+    try:
+        from transformers.initialization import no_init_weights as ctx  # >= 5
+    except ImportError:
+        try:
+            from transformers.modeling_utils import no_init_weights as ctx
+        except ImportError:
+            return contextlib.nullcontext()
+    return ctx()
+
+
+def build_model(cfg):
+    """A Qwen3ForCausalLM of `cfg` with eager attention and uninitialised
+    weights (buffers such as RoPE's inv_freq are computed)."""
+    from transformers import Qwen3ForCausalLM
+
+    with no_init_weights():
+        try:
+            model = Qwen3ForCausalLM._from_config(cfg, attn_implementation="eager")
+        except (TypeError, AttributeError, ValueError):
+            model = Qwen3ForCausalLM(cfg)
+    return set_attention(model, "eager").eval()
+
+
+def reinit(model, seed):
+    """Weights at a scale that gives O(1) logits (embeddings N(0, 1), linear
+    layers N(0, 1/fan_in), norms 1 + N(0, 0.1^2); tied embeddings, which are
+    also lm_head, N(0, 1/hidden)); transformers' own init (std 0.02) makes
+    every logit nearly 0 and hides errors, N(0, 1) tied embeddings make
+    logits of ~sqrt(hidden) and one-hot softmaxes."""
+    g = torch.Generator().manual_seed(seed)
+    tied = model.config.tie_word_embeddings
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(1 + 0.1 * torch.randn(p.shape, generator=g))
+            elif "embed_tokens" in name:
+                p.copy_(torch.randn(p.shape, generator=g) / (p.shape[1] ** 0.5 if tied else 1))
+            elif p.dim() == 2:
+                p.copy_(torch.randn(p.shape, generator=g) / (p.shape[1] ** 0.5))
+            else:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.1)
+    if model.config.tie_word_embeddings:
+        model.tie_weights()
+
+
+def like(model, cfg):
+    """A model of config `cfg` with `model`'s weights, buffers (RoPE's
+    inv_freq as loaded), dtype and device."""
+    p = next(model.parameters())
+    other = build_model(cfg).to(device=p.device, dtype=p.dtype)
+    other.load_state_dict(model.state_dict())
+    if cfg.tie_word_embeddings:
+        other.tie_weights()
+    src = dict(model.named_buffers())
+    for name, buf in other.named_buffers():
+        if name in src:
+            buf.data = src[name].clone()
+    return other
+
+
+def transformers_version():
+    import transformers
+    return transformers.__version__
+
+
+def load(path, dtype, device):
+    """from_pretrained in `dtype` (bf16 weights upcast exactly for f32),
+    with the registered attention."""
+    from transformers import Qwen3ForCausalLM
+
+    major, minor = (int(x) for x in transformers_version().split(".")[:2])
+    # transformers < 4.56 names the argument torch_dtype (and would take an
+    # unknown dtype= for a config field).
+    key = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+    model = Qwen3ForCausalLM.from_pretrained(path, attn_implementation="eager", **{key: dtype})
+    if next(model.parameters()).dtype != dtype:
+        raise RuntimeError("from_pretrained gave %s, not %s"
+                           % (next(model.parameters()).dtype, dtype))
+    return set_attention(model.to(device).eval(), NAME)
+
+
+def layer_types_of(cfg):
+    return list(getattr(cfg, "layer_types", None) or [])
+
+
+# ---------------------------------------------------------------------------
+# Greedy decoding (no cache: every step re-runs the sequence, as the
+# evaluator's MATCH does).
+
+def greedy(model, prompt, steps, masks=None, window=1, sink=0, stop=None, gaps=None):
+    """Greedy continuation of `prompt` under one unit mask ([L * G] or None).
+    stop(id) -> None (keep going), "keep" (append and stop) or "drop" (stop
+    without it). `gaps` (a list) gets each step's top-1 / top-2 logit gap."""
+    ids = list(prompt)
+    for _ in range(steps):
+        row = logits(model, [ids], None if masks is None else [masks], window, sink)[0, -1]
+        nxt = int(row.argmax())
+        if gaps is not None:
+            top2 = row.topk(2).values
+            gaps.append((top2[0] - top2[1]).item())
+        verdict = stop(nxt) if stop else None
+        if verdict == "drop":
+            break
+        ids.append(nxt)
+        if verdict == "keep":
+            break
+    return ids[len(prompt):]
