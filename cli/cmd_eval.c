@@ -1,5 +1,6 @@
 /* bosch eval --mask PREFIX.json: scores a saved mask, with the all-full and
  * all-SWA anchors, on the task (by default the model's held-out task). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +80,21 @@ static int run_eval(struct settings *s, const bosch_selection *sel)
            s->mask, shown_method(sel), bosch_selection_ratio(sel), s->task ? s->task : "niah",
            seed, s->metric, effective_window(s), s->sink);
     printf("score %.6g (full %.6g, all-SWA %.6g)", sc[0], sc[1], sc[2]);
-    if (sc[1] > sc[2])
-        printf(", normalised %.4f", (sc[0] - sc[2]) / (sc[1] - sc[2]));
+    /* Normalised only when the anchors are apart by more than the
+     * evaluator's numerical noise; measured (four more evaluations) only
+     * when the gap is small enough for noise to matter (1% of the scores). */
+    double gap = sc[1] - sc[2], noise = 0;
+    double scale = fmax(1.0, fmax(fabs(sc[1]), fabs(sc[2])));
+    if (gap > 0 && gap <= 1e-2 * scale && bosch_torch_evaluator_noise(b.e, &noise)) {
+        printf("\n");
+        errorf("measuring the evaluator's numerical noise: %s", backend_last_error(&b));
+        goto out;
+    }
+    if (gap > noise)
+        printf(", normalised %.4f", (sc[0] - sc[2]) / gap);
+    else if (gap > 0)
+        printf(", not normalised: the anchors are %.2g apart, within the evaluator's numerical "
+               "noise %.2g", gap, noise);
     printf("\n");
     status = EXIT_OK;
 out:
