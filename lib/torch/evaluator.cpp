@@ -446,18 +446,25 @@ double Evaluator::noise() {
     score(masks.data(), 2, fast);
     // The same anchors through the other attention path, every layer run
     // (the prefix cache holds the first path's hidden states: bypassed, kept).
-    const bool masked = model_.masked_attention(), cache = cache_on_;
-    model_.set_masked_attention(!masked);
-    cache_on_ = false;
-    try {
+    // Both settings come back when the scope ends, by return or by throw.
+    struct OtherPath {
+        Model &model;
+        bool &cache_on;
+        const bool masked, cache;
+        OtherPath(Model &m, bool &c)
+            : model(m), cache_on(c), masked(m.masked_attention()), cache(c) {
+            model.set_masked_attention(!masked);
+            cache_on = false;
+        }
+        ~OtherPath() {
+            model.set_masked_attention(masked);
+            cache_on = cache;
+        }
+    };
+    {
+        OtherPath guard(model_, cache_on_);
         score(masks.data(), 2, other);
-    } catch (...) {
-        model_.set_masked_attention(masked);
-        cache_on_ = cache;
-        throw;
     }
-    model_.set_masked_attention(masked);
-    cache_on_ = cache;
     // One draw of each disagreement can understate the rounding spread:
     // twice their sum, and never below a few ulps of an f32 score.
     const double ulps = 4.0 * std::ldexp(1.0, -23) * std::max(std::fabs(fast[0]), std::fabs(fast[1]));
