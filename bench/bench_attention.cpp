@@ -161,7 +161,7 @@ int main(int argc, char **argv) {
         const double per_full = 4.0 * double(r) * double(D) * keys_seen(T, window, sink, false);
         const double per_swa = 4.0 * double(r) * double(D) * keys_seen(T, window, sink, true);
         // The model's three rates at this context, each measured alone.
-        double rate_dense, rate_causal, rate_banded;
+        double rate_dense, rate_causal, rate_banded, rate_fused;
         {
             torch::Tensor x = torch::randn({T, H}) * 0.1;
             std::vector<torch::Tensor> proj;
@@ -184,12 +184,20 @@ int main(int argc, char **argv) {
             rate_banded = double(G) * per_swa / best_of(reps, [&] {
                               banded_pairs(q, kk, vv, o, scale, window, sink, block, ws);
                           });
+            // The GPU's SWA kernel (banded_fused) on this CPU, for the
+            // choice of the CPU's default (model.cpp).
+            rate_fused = fused_available()
+                             ? double(G) * per_swa / best_of(reps, [&] {
+                                   banded_fused(q, kk, vv, o, window, sink, block);
+                               })
+                             : 0.0;
         }
         std::printf("| %lld | rates measured alone: dense GEMMs %.1f GFLOP/s (%.0f%% of sgemm), "
-                    "causal attention %.1f (%.0f%%), banded attention %.1f (%.0f%%) |||||||||||\n",
+                    "causal attention %.1f (%.0f%%), banded attention %.1f (%.0f%%), fused "
+                    "banded %.1f (%.0f%%) |||||||||||\n",
                     (long long)T, rate_dense / 1e9, 100.0 * rate_dense / peak,
                     rate_causal / 1e9, 100.0 * rate_causal / peak, rate_banded / 1e9,
-                    100.0 * rate_banded / peak);
+                    100.0 * rate_banded / peak, rate_fused / 1e9, 100.0 * rate_fused / peak);
         double t_rho0 = 0;
         for (double rho : {0.0, 0.5, 0.875}) {
             const int64_t k = int64_t(rho * double(U) + 0.5);

@@ -150,7 +150,111 @@ torch::Tensor sink_and_band(torch::Tensor &slot, const torch::Tensor &x, int64_t
     return g;
 }
 
+#ifdef BOSCH_FUSED_SDPA
+// The chunk plan of banded_fused: queries [0, head) attend causally (t <
+// window + sink sees every earlier key), then `chunks` chunks of `C` queries
+// from `head`, the last one padded past T.
+struct ChunkPlan {
+    int64_t head = 0, C = 1, chunks = 0;
+};
+
+ChunkPlan plan_chunks(int64_t T, int64_t win, int64_t snk) {
+    ChunkPlan p;
+    p.head = std::min(T, win + snk);
+    if (p.head == T)
+        return p;
+    // Each query multiplies C - 1 keys beyond its window (the chunk's band is
+    // C + window - 1 wide): a quarter window wastes a quarter of the work,
+    // and rows in multiples of 16 suit the kernels' blocks.
+    p.C = std::min(T - p.head, std::max<int64_t>(16, ((win + 3) / 4 + 15) / 16 * 16));
+    p.chunks = (T - p.head + p.C - 1) / p.C;
+    return p;
+}
+
+// Keys (or values) of chunks [c0, c0 + n) for every pair of x [S, Tp, D]
+// (padded to the last chunk's end): the sink keys then the chunk's band
+// [head + c * C - win + 1, head + (c + 1) * C), as [S * n, 1, snk + C + win -
+// 1, D] in one copy.
+torch::Tensor chunk_keys(const torch::Tensor &x, const ChunkPlan &p, int64_t c0, int64_t n,
+                         int64_t win, int64_t snk) {
+    const int64_t S = x.size(0), D = x.size(2), Kb = p.C + win - 1;
+    torch::Tensor band = x.narrow(1, p.head + c0 * p.C - win + 1, n * p.C + win - 1)
+                             .unfold(1, Kb, p.C) // [S, n, D, Kb], a view
+                             .transpose(2, 3);
+    if (snk == 0)
+        return band.reshape({S * n, 1, Kb, D});
+    torch::Tensor sinks = x.narrow(1, 0, snk).unsqueeze(1).expand({S, n, snk, D});
+    return torch::cat({sinks, band}, 2).view({S * n, 1, snk + Kb, D});
+}
+#endif
+
 } // namespace
+
+bool fused_available() {
+#ifdef BOSCH_FUSED_SDPA
+    return true;
+#else
+    return false;
+#endif
+}
+
+void banded_fused(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                  torch::Tensor out, int64_t window, int64_t sink, int64_t block_bytes) {
+#ifdef BOSCH_FUSED_SDPA
+    const int64_t S = q.size(0), r = q.size(1), T = q.size(2), D = q.size(3);
+    const int64_t win = std::clamp<int64_t>(window, 1, T), snk = std::clamp<int64_t>(sink, 0, T);
+    const ChunkPlan p = plan_chunks(T, win, snk);
+    {
+        torch::Tensor oh = out.narrow(2, 0, p.head);
+        causal_fused(q.narrow(2, 0, p.head), k.narrow(1, 0, p.head), v.narrow(1, 0, p.head), oh);
+    }
+    if (p.chunks == 0)
+        return;
+    const int64_t C = p.C, Kb = C + win - 1, Kc = snk + Kb, Tp = p.head + p.chunks * C;
+    // Padding past T: queries whose outputs are dropped, keys that only
+    // they can see (query i of a chunk sees band columns i .. i + win - 1).
+    torch::Tensor qp = q, kp = k, vp = v;
+    if (Tp > T) {
+        namespace F = torch::nn::functional;
+        auto pad = F::PadFuncOptions({0, 0, 0, Tp - T});
+        qp = F::pad(q, pad), kp = F::pad(k, pad), vp = F::pad(v, pad);
+    }
+    // Query i of every chunk sees all sink columns (its band starts after
+    // them: t - win + 1 > sink - 1) and band columns i .. i + win - 1; the r
+    // heads of a group are r row blocks against its one key head.
+    auto bopts = torch::TensorOptions().dtype(torch::kBool).device(q.device());
+    torch::Tensor i = torch::arange(C, bopts.dtype(torch::kInt64)).unsqueeze(1);
+    torch::Tensor j = torch::arange(Kb, bopts.dtype(torch::kInt64)).unsqueeze(0);
+    torch::Tensor allowed = (j >= i) & (j <= i + (win - 1));
+    if (snk > 0)
+        allowed = torch::cat({torch::ones({C, snk}, bopts), allowed}, 1);
+    allowed = allowed.repeat({r, 1}).view({1, 1, r * C, Kc});
+    // Pairs per call: their gathered keys and values, queries and outputs
+    // under block_bytes (the fused kernels keep no score matrix).
+    const int64_t per_pair =
+        std::max<int64_t>(1, p.chunks * (2 * Kc + 2 * r * C) * D * int64_t(q.element_size()));
+    const int64_t group = std::clamp<int64_t>(block_bytes / per_pair, 1, S);
+    torch::Tensor tail = out.narrow(2, p.head, T - p.head);
+    for (int64_t p0 = 0; p0 < S; p0 += group) {
+        const int64_t Sc = std::min(group, S - p0), n = p.chunks;
+        torch::Tensor kc = chunk_keys(kp.narrow(0, p0, Sc), p, 0, n, win, snk);
+        torch::Tensor vc = chunk_keys(vp.narrow(0, p0, Sc), p, 0, n, win, snk);
+        torch::Tensor qc = qp.narrow(0, p0, Sc)
+                               .narrow(2, p.head, n * C)
+                               .view({Sc, r, n, C, D})
+                               .permute({0, 2, 1, 3, 4})
+                               .reshape({Sc * n, 1, r * C, D});
+        torch::Tensor o = at::scaled_dot_product_attention(qc, kc, vc, allowed);
+        tail.narrow(0, p0, Sc).copy_(o.view({Sc, n, r, C, D})
+                                         .permute({0, 2, 1, 3, 4})
+                                         .reshape({Sc, r, n * C, D})
+                                         .narrow(2, 0, T - p.head));
+    }
+#else
+    (void)q, (void)k, (void)v, (void)out, (void)window, (void)sink, (void)block_bytes;
+    TORCH_CHECK(false, "banded_fused: this libtorch has no fused attention kernel");
+#endif
+}
 
 void causal_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
                   torch::Tensor out, double scale, int64_t block_bytes, Workspace &ws,

@@ -50,4 +50,21 @@ void banded_pairs(const torch::Tensor &q, const torch::Tensor &k, const torch::T
                   torch::Tensor out, double scale, int64_t window, int64_t sink,
                   int64_t block_bytes, Workspace &ws);
 
+// Whether this libtorch has the fused kernel (scaled_dot_product_attention
+// with grouped-query heads, PyTorch >= 2.5) that causal_pairs and
+// banded_fused use.
+bool fused_available();
+
+// The same attention as banded_pairs through the fused kernel, for the GPU,
+// where host-driven tiles cost more than the work they save: queries t <
+// window + sink see every earlier key (one causal call), the rest run in
+// chunks of C queries against the sink keys and their band of C + window -
+// 1 keys, all chunks of all pairs in one call with one [C, sink + C +
+// window - 1] mask (the same for every chunk). Work per query: sink + C +
+// window - 1 keys, C = window / 4 (rounded up to 16). Pairs go in groups
+// whose gathered keys, values and queries stay under block_bytes. Requires
+// fused_available() and scale == head_dim^-0.5 (the kernel's default).
+void banded_fused(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                  torch::Tensor out, int64_t window, int64_t sink, int64_t block_bytes);
+
 } // namespace bosch_torch

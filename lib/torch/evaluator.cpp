@@ -36,6 +36,20 @@ int64_t default_cache_budget(const torch::Device &dev) {
     return dev.is_cuda() ? int64_t(8) << 30 : int64_t(2) << 30;
 }
 
+// Evaluator::set_forward_tokens' default: on a GPU, 2^18 tokens per
+// forward (8 prompts of 32k: an 8B model's hidden states are then 2 GiB per
+// activation in bf16, and one such prompt already fills the device); on
+// the CPU no bound (the tests' and the organism's forwards are small).
+int64_t default_forward_tokens(const torch::Device &dev) {
+    if (const char *env = std::getenv("BOSCH_TORCH_FORWARD_TOKENS")) {
+        char *end = nullptr;
+        long long n = std::strtoll(env, &end, 10);
+        if (end != env && *end == '\0' && n >= 0)
+            return int64_t(n);
+    }
+    return dev.is_cuda() ? int64_t(1) << 18 : 0;
+}
+
 // Splits lengths sorted ascending into at most n contiguous groups that
 // minimise the padded tokens sum(count x longest); the fewest groups among
 // the optimal ones (no forward is split off for nothing). Returns the end
@@ -118,6 +132,7 @@ Evaluator::Evaluator(Model &model, const Task &task, Window w, Metric metric)
         check_match_task(task);
     M_ = int64_t(task.samples.size());
     cache_budget_ = default_cache_budget(model.device());
+    forward_tokens_ = default_forward_tokens(model.device());
     make_buckets();
 }
 
@@ -215,6 +230,29 @@ std::vector<Evaluator::Bucket> Evaluator::subset_buckets(const std::vector<size_
     return out;
 }
 
+Evaluator::Bucket Evaluator::slice(const Bucket &b, int64_t m0, int64_t mc) {
+    if (m0 == 0 && mc == b.M)
+        return b;
+    Bucket s;
+    s.M = mc, s.T = b.T, s.A = b.A;
+    s.tokens = b.tokens.narrow(0, m0, mc);
+    s.rows = b.rows.narrow(0, m0, mc) - m0 * b.T; // scored positions within the slice
+    s.targets = b.targets.narrow(0, m0, mc);
+    s.valid = b.valid.narrow(0, m0, mc);
+    s.lengths = b.lengths.narrow(0, m0, mc);
+    s.members.assign(b.members.begin() + long(m0), b.members.begin() + long(m0 + mc));
+    if (b.from) {
+        s.from = b.from;
+        s.pick = b.pick.narrow(0, m0, mc);
+    } else {
+        s.cache.resize(b.cache.size());
+        for (size_t l = 0; l < b.cache.size(); l++)
+            if (b.cache[l].defined())
+                s.cache[l] = b.cache[l].narrow(0, m0, mc);
+    }
+    return s;
+}
+
 torch::Tensor Evaluator::cached_input(const Bucket &b, int64_t l) const {
     if (!b.from)
         return b.cache[size_t(l)];
@@ -292,12 +330,28 @@ void Evaluator::build_cache() {
         return;
     try {
         for (Bucket &b : buckets_) {
-            torch::Tensor h = model_.embed(b.tokens);
-            for (int64_t l = 0; l < top; l++) {
-                h = model_.run_layers(h, torch::Tensor(), w_, l, l + 1);
-                layer_rows_ += b.M;
-                if (want[size_t(l + 1)])
-                    b.cache[size_t(l + 1)] = h;
+            // In forwards of at most forward_tokens_ tokens, as scoring runs.
+            const int64_t per = forward_tokens_ > 0
+                                    ? std::clamp<int64_t>(forward_tokens_ / b.T, 1, b.M)
+                                    : b.M;
+            for (int64_t m0 = 0; m0 < b.M; m0 += per) {
+                const int64_t mc = std::min(per, b.M - m0);
+                torch::Tensor h = model_.embed(b.tokens.narrow(0, m0, mc));
+                for (int64_t l = 0; l < top; l++) {
+                    h = model_.run_layers(h, torch::Tensor(), w_, l, l + 1);
+                    layer_rows_ += mc;
+                    torch::Tensor &slot = b.cache[size_t(l + 1)];
+                    if (!want[size_t(l + 1)])
+                        continue;
+                    if (mc == b.M) {
+                        slot = h;
+                        continue;
+                    }
+                    if (!slot.defined())
+                        slot = torch::empty({b.M, b.T, h.size(2)}, h.options());
+                    slot.narrow(0, m0, mc).copy_(h);
+                }
+                forwards_++;
             }
         }
     } catch (const c10::OutOfMemoryError &) {
@@ -382,22 +436,31 @@ void Evaluator::score_group(const uint8_t *masks, const std::vector<size_t> &idx
         torch::from_blob(um.data(), {k, 1, L, G}, torch::TensorOptions().dtype(torch::kUInt8))
             .to(dev, torch::kBool); // a copy, also on CPU
 
-    // Sum over samples, bucket by bucket: one forward of k candidates x the
-    // bucket's samples each.
+    // Sum over samples, bucket by bucket: forwards of k candidates x as many
+    // of the bucket's samples as forward_tokens_ allows (all when unbounded).
     torch::Tensor total = torch::zeros({k}, torch::TensorOptions().dtype(torch::kFloat64).device(dev));
-    for (const Bucket &b : bks) {
-        const int64_t B = k * b.M;
-        torch::Tensor unit_masks = cand.expand({k, b.M, L, G}).reshape({B, L, G});
-        torch::Tensor h;
-        if (start == 0) {
-            h = model_.embed(k == 1 ? b.tokens : b.tokens.repeat({k, 1}));
-        } else {
-            const torch::Tensor c = cached_input(b, start);
-            h = k == 1 ? c : c.unsqueeze(0).expand({k, b.M, b.T, H}).reshape({B, b.T, H});
+    for (const Bucket &whole : bks) {
+        const int64_t per =
+            forward_tokens_ > 0
+                ? std::clamp<int64_t>(forward_tokens_ / std::max<int64_t>(1, k * whole.T), 1,
+                                      whole.M)
+                : whole.M;
+        for (int64_t m0 = 0; m0 < whole.M; m0 += per) {
+            const Bucket b = slice(whole, m0, std::min(per, whole.M - m0));
+            const int64_t B = k * b.M;
+            torch::Tensor unit_masks = cand.expand({k, b.M, L, G}).reshape({B, L, G});
+            torch::Tensor h;
+            if (start == 0) {
+                h = model_.embed(k == 1 ? b.tokens : b.tokens.repeat({k, 1}));
+            } else {
+                const torch::Tensor c = cached_input(b, start);
+                h = k == 1 ? c : c.unsqueeze(0).expand({k, b.M, b.T, H}).reshape({B, b.T, H});
+            }
+            h = model_.run_layers(h, unit_masks, w_, start, L);
+            layer_rows_ += B * (L - start);
+            forwards_++;
+            total += sample_scores(b, k, h).sum(1);
         }
-        h = model_.run_layers(h, unit_masks, w_, start, L);
-        layer_rows_ += B * (L - start);
-        total += sample_scores(b, k, h).sum(1);
     }
     torch::Tensor s = (total / double(count)).to(torch::kCPU).contiguous();
     const double *sp = s.data_ptr<double>();

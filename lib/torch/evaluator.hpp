@@ -50,6 +50,17 @@ public:
     int64_t cache_budget() const { return cache_budget_; }
     // Layers whose input hidden states are cached (empty until first use).
     std::vector<int64_t> cached_layers() const;
+    // At most this many tokens (candidates x samples x padded length) per
+    // forward: a bucket's samples are split into forwards of as many as fit
+    // (at least one sample of every candidate of the group), so that 64
+    // prompts of 32k tokens do not become one forward of 2M tokens. 0 = no
+    // bound. Default: 2^18 tokens on CUDA, none on the CPU; the environment
+    // variable BOSCH_TORCH_FORWARD_TOKENS overrides the default. Scores
+    // equal those of unsplit forwards up to the kernels' rounding.
+    void set_forward_tokens(int64_t tokens) { forward_tokens_ = std::max<int64_t>(0, tokens); }
+    int64_t forward_tokens() const { return forward_tokens_; }
+    // Forwards run so far (tests: the bound splits).
+    int64_t forwards() const { return forwards_; }
 
     // masks: n x (layers * kv_heads) bytes, nonzero = SWA. Writes n scores
     // (mean over samples of the metric). Candidates are grouped by start
@@ -97,6 +108,9 @@ private:
     Bucket make_bucket(const std::vector<size_t> &members) const;
     // The buckets of a proper subset of the samples (ascending, distinct).
     std::vector<Bucket> subset_buckets(const std::vector<size_t> &subset) const;
+    // Samples [m0, m0 + mc) of a bucket as a bucket of their own: views of
+    // its tensors and of its cache (or of its parent's picks).
+    static Bucket slice(const Bucket &b, int64_t m0, int64_t mc);
     // The cached all-full input of layer l for the rows of b [M, T, H].
     torch::Tensor cached_input(const Bucket &b, int64_t l) const;
     void build_cache();
@@ -123,6 +137,8 @@ private:
     std::vector<Bucket> buckets_;
     bool cache_built_ = false;
     int64_t layer_rows_ = 0;
+    int64_t forward_tokens_ = 0;
+    int64_t forwards_ = 0;
     double noise_ = -1; // < 0: not measured yet
 };
 

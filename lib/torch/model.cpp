@@ -168,12 +168,21 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
             m->block_bytes_ = int64_t(mb) << 20;
     }
     // BOSCH_TORCH_ATTENTION=masked: the all-masked reference attention (SWA
-    // units cost as much as full ones); =tiled: banded SWA units and the
-    // project's own tiles for full ones, never the fused kernel of torch >= 2;
-    // anything else: banded SWA units, fused full ones where available.
+    // units cost as much as full ones); =tiled: the project's own tiles for
+    // every unit, never the fused kernel of torch >= 2; =fused: the fused
+    // kernel for every unit (the default where this libtorch has it: on a
+    // GPU a host-driven tile costs more than the work it saves, and on the
+    // CPU bench_attention measured the fused band as fast as the tiles at
+    // window 128 and 1.5x as fast at window 1024, 8k tokens); anything
+    // else: the default.
+    m->fused_band_ = fused_available();
     if (const char *env = std::getenv("BOSCH_TORCH_ATTENTION")) {
         m->masked_attention_ = std::strcmp(env, "masked") == 0;
         m->tiled_attention_ = std::strcmp(env, "tiled") == 0;
+        if (m->tiled_attention_)
+            m->fused_band_ = false;
+        else if (std::strcmp(env, "fused") == 0)
+            m->fused_band_ = fused_available();
     }
     const int64_t H = cfg.hidden_size, I = cfg.intermediate_size, D = cfg.head_dim;
     const int64_t nq = cfg.num_attention_heads * D, nkv = cfg.num_key_value_heads * D;
@@ -356,22 +365,30 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
         const int64_t P = B * G;
         torch::Tensor qf = q5.view({P, r, T, D}), kf = k.view({P, T, D}), vf = v.view({P, T, D});
         torch::Tensor outf = out.view({P, r, T, D});
+        // The fused kernels take the model's scale as their default.
+        const bool fused_band = fused_band_ && std::abs(scale * std::sqrt(double(D)) - 1.0) < 1e-12;
+        auto banded = [&](const torch::Tensor &qs, const torch::Tensor &ks, const torch::Tensor &vs,
+                          torch::Tensor os, int64_t window, int64_t sink) {
+            if (fused_band)
+                banded_fused(qs, ks, vs, os, window, sink, block_bytes_);
+            else
+                banded_pairs(qs, ks, vs, os, scale, window, sink, block_bytes_, ws_);
+        };
         if (layer_slides) {
-            banded_pairs(qf, kf, vf, outf, scale, cfg_.sliding_window, 0, block_bytes_, ws_);
+            banded(qf, kf, vf, outf, cfg_.sliding_window, 0);
         } else if (!swa_units.defined()) { // an all-full layer
             causal_pairs(qf, kf, vf, outf, scale, block_bytes_, ws_, tiled_attention_);
         } else {
             torch::Tensor flat = swa_units.reshape({P});
             torch::Tensor swa_idx = flat.nonzero().view({-1});
             torch::Tensor full_idx = flat.logical_not().nonzero().view({-1});
-            auto run = [&](const torch::Tensor &idx, bool banded) {
+            auto run = [&](const torch::Tensor &idx, bool is_banded) {
                 const int64_t S = idx.size(0);
                 if (S == 0)
                     return;
                 if (S == P) { // every pair: no gather / scatter
-                    if (banded)
-                        banded_pairs(qf, kf, vf, outf, scale, w.window, w.sink, block_bytes_,
-                                     ws_);
+                    if (is_banded)
+                        banded(qf, kf, vf, outf, w.window, w.sink);
                     else
                         causal_pairs(qf, kf, vf, outf, scale, block_bytes_, ws_,
                                      tiled_attention_);
@@ -380,8 +397,8 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
                 torch::Tensor qs = qf.index_select(0, idx), ks = kf.index_select(0, idx),
                               vs = vf.index_select(0, idx);
                 torch::Tensor os = torch::empty_like(qs);
-                if (banded)
-                    banded_pairs(qs, ks, vs, os, scale, w.window, w.sink, block_bytes_, ws_);
+                if (is_banded)
+                    banded(qs, ks, vs, os, w.window, w.sink);
                 else
                     causal_pairs(qs, ks, vs, os, scale, block_bytes_, ws_, tiled_attention_);
                 outf.index_copy_(0, idx, os);

@@ -93,6 +93,10 @@ public:
     // was built: then every unit scores all causal keys and the window is a
     // mask (the reference path, for tests and benchmarks).
     bool masked_attention() const { return masked_attention_; }
+    // SWA units through the fused kernel (banded_fused) rather than tiles:
+    // the default with PyTorch 2 (on every device), never with 1.x or
+    // BOSCH_TORCH_ATTENTION=tiled.
+    bool fused_band() const { return fused_band_ && !masked_attention_; }
     // Switches the path (under `mutex`): the evaluator's noise measurement
     // runs the same masks through the other one.
     void set_masked_attention(bool on) { masked_attention_ = on; }
@@ -143,6 +147,7 @@ private:
     int64_t block_bytes_ = int64_t(16) << 20;
     bool masked_attention_ = false; // BOSCH_TORCH_ATTENTION=masked
     bool tiled_attention_ = false;  // BOSCH_TORCH_ATTENTION=tiled
+    bool fused_band_ = false;       // SWA units through banded_fused (see from_weights)
     Workspace ws_;                  // attention tiles' scratch, under `mutex`
 };
 

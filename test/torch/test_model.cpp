@@ -549,21 +549,30 @@ static void test_evaluator(bosch_torch_model *m) {
 }
 
 // Scores of one evaluator configuration on `task` (n masks of U units).
+// forward_tokens >= 0: Evaluator::set_forward_tokens (1: one sample of each
+// candidate per forward); < 0: the device's default.
 static std::vector<double> eval_scores(bosch_torch_model *m, bosch_torch_task *task, int metric,
                                        uint32_t buckets, bool cache, uint32_t batch,
-                                       const std::vector<uint8_t> &masks, size_t U) {
+                                       const std::vector<uint8_t> &masks, size_t U,
+                                       int64_t forward_tokens = -1) {
     const size_t n = masks.size() / U;
     std::vector<double> out(n, std::nan(""));
     bosch_torch_evaluator *e = bosch_torch_evaluator_open(m, task, 3, 1, metric);
     EXPECT(e != nullptr);
     if (!e)
         return out;
+    if (forward_tokens >= 0)
+        e->ev->set_forward_tokens(forward_tokens);
     EXPECT(bosch_torch_evaluator_set_buckets(e, buckets) == BOSCH_OK);
     EXPECT(bosch_torch_evaluator_set_prefix_cache(e, cache) == BOSCH_OK);
     EXPECT(bosch_torch_evaluator_set_batch(e, batch) == BOSCH_OK);
     EXPECT(bosch_torch_batch_eval(masks.data(), n, U, out.data(), e) == BOSCH_OK);
     if (cache) // a second call runs from the warm cache
         EXPECT(bosch_torch_batch_eval(masks.data(), n, U, out.data(), e) == BOSCH_OK);
+    // A bound of one token: a forward per sample of every candidate group
+    // (and per sample for the cache), so more forwards than samples.
+    if (forward_tokens == 1)
+        EXPECT(e->ev->forwards() >= int64_t(task->task.samples.size()));
     bosch_torch_evaluator_free(e);
     return out;
 }
@@ -614,17 +623,19 @@ static void test_mixed_lengths(bosch_torch_model *m) {
         double worst = 0;
         for (uint32_t buckets : {1u, 2u, 3u, 0u, 100u})
             for (bool cache : {false, true})
-                for (uint32_t batch : {1u, 4u}) {
+                for (uint32_t batch : {1u, 4u})
+                    for (int64_t tokens : {int64_t(-1), int64_t(1), int64_t(40)}) {
                     std::vector<double> got =
-                        eval_scores(m, task, metric, buckets, cache, batch, masks, U);
+                        eval_scores(m, task, metric, buckets, cache, batch, masks, U, tokens);
                     for (size_t c = 0; c < n; c++) {
                         const double d = std::fabs(got[c] - want[c]);
                         worst = std::max(worst, std::isnan(d) ? 1e9 : d);
                         if (!(d < 1e-5))
                             std::fprintf(stderr,
                                          "mixed lengths: metric %d buckets %u cache %d batch %u "
-                                         "mask %zu: %.8f, alone %.8f\n",
-                                         metric, buckets, int(cache), batch, c, got[c], want[c]);
+                                         "forward tokens %lld mask %zu: %.8f, alone %.8f\n",
+                                         metric, buckets, int(cache), batch, (long long)tokens,
+                                         c, got[c], want[c]);
                     }
                 }
         std::printf("mixed lengths, metric %d: max |task - mean of samples alone| %.3g\n", metric,
@@ -834,12 +845,16 @@ static void test_request_eval(bosch_torch_model *m) {
             alone.push_back(eval_scores(m, &one, metric, 1, false, 1, masks, U));
         }
         double worst_alone = 0, worst_mean = 0, worst_mixed = 0;
+        // tokens 1: every forward split to one sample (subsets included).
+        for (int64_t tokens : {int64_t(-1), int64_t(1)})
         for (bool cache : {false, true})
             for (uint32_t batch : {1u, 3u}) {
                 bosch_torch_evaluator *e = bosch_torch_evaluator_open(m, task, 3, 1, metric);
                 EXPECT(e != nullptr);
                 if (!e)
                     continue;
+                if (tokens >= 0)
+                    e->ev->set_forward_tokens(tokens);
                 EXPECT(bosch_torch_evaluator_set_prefix_cache(e, cache) == BOSCH_OK);
                 EXPECT(bosch_torch_evaluator_set_batch(e, batch) == BOSCH_OK);
                 std::vector<double> full(n), got;
@@ -1222,9 +1237,10 @@ static void test_hybrid(const std::string &plain_dir) {
 static void test_banded_equals_masked(const std::string &dir) {
     const char *prev = std::getenv("BOSCH_TORCH_ATTENTION");
     const std::string saved = prev ? prev : "";
-    auto load = [&](const std::string &d, bool masked) {
-        if (masked)
-            ::setenv("BOSCH_TORCH_ATTENTION", "masked", 1);
+    // mode: "masked", "fused" or "tiled"; "" = the device's default.
+    auto load = [&](const std::string &d, const char *mode) {
+        if (*mode)
+            ::setenv("BOSCH_TORCH_ATTENTION", mode, 1);
         else
             ::unsetenv("BOSCH_TORCH_ATTENTION");
         auto m = Model::load(d, torch::Device(test_device()), torch::kFloat32);
@@ -1241,13 +1257,23 @@ static void test_banded_equals_masked(const std::string &dir) {
     };
     const Geo geos[] = {{1, 1, 0},   {5, 8, 3},   {8, 8, 0},    {8, 8, 2},   {9, 8, 0},
                         {9, 8, 2},   {40, 1, 0},  {40, 1, 3},   {70, 16, 20}, {70, 4, 7},
-                        {130, 64, 0}, {130, 64, 5}, {20, 4, 50}, {66, 65, 1}};
+                        {130, 64, 0}, {130, 64, 5}, {20, 4, 50}, {66, 65, 1},
+                        {300, 17, 3}, {100, 40, 0}};
     const int64_t blocks[] = {0, 4096}; // 0: the model's default; 4096: tiles of a few queries
-    int compared = 0, mattered = 0;
+    int compared = 0, mattered = 0, others = 0;
     for (const std::string &d : {dir, hdir}) {
-        auto banded = load(d, false), masked = load(d, true);
+        auto banded = load(d, ""), masked = load(d, "masked");
         EXPECT(!banded->masked_attention());
         EXPECT(masked->masked_attention());
+        EXPECT(banded->fused_band() == fused_available());
+        // The other SWA kernel of this libtorch (the tiles where the fused
+        // one is the default), checked the same way; none where there is no
+        // fused one.
+        std::unique_ptr<Model> other;
+        if (fused_available()) {
+            other = load(d, banded->fused_band() ? "tiled" : "fused");
+            EXPECT(other->fused_band() != banded->fused_band());
+        }
         const int64_t L = banded->layers(), G = banded->kv_heads(), V = banded->vocab();
         const int64_t def = banded->block_bytes();
         std::mt19937 rng(21);
@@ -1278,7 +1304,16 @@ static void test_banded_equals_masked(const std::string &dir) {
                     masked->set_block_bytes(bb ? bb : def);
                     torch::Tensor a = banded->forward(tok, units, w, pos);
                     torch::Tensor m = masked->forward(tok, units, w, pos);
-                    const double diff = max_diff(a, m);
+                    double diff = max_diff(a, m);
+                    if (other) {
+                        other->set_block_bytes(bb ? bb : def);
+                        const double od = max_diff(other->forward(tok, units, w, pos), m);
+                        if (!(od < 1e-5))
+                            std::fprintf(stderr, "%s kernel: ",
+                                         other->fused_band() ? "fused" : "tiled");
+                        diff = std::max(diff, od);
+                        others++;
+                    }
                     if (bb == 0) {
                         torch::Tensor f = masked->forward(tok, torch::Tensor(), w, pos);
                         compared++;
@@ -1298,8 +1333,10 @@ static void test_banded_equals_masked(const std::string &dir) {
     }
     // The windows matter in most of these forwards (else the test is vacuous).
     EXPECT(mattered >= compared / 3);
-    std::printf("banded vs masked: %d forwards compared, %d where the mask matters\n", compared,
-                mattered);
+    EXPECT(others == (fused_available() ? 2 * compared : 0));
+    std::printf("banded vs masked: %d forwards compared, %d where the mask matters, %d through "
+                "the other SWA kernel\n",
+                compared, mattered, others);
 }
 
 // Prompts longer than the model's max_position_embeddings are refused when

@@ -8,7 +8,10 @@
 #      bf16 by its yardstick, per-unit masks, sinks, the evaluator's scores);
 #   3. timing: one evaluation of Qwen3-1.7B and 8B shapes at 8k and 32k
 #      tokens, rho 0 / 0.5 / 0.875, bf16 (tools/cuda/time_eval.py);
-#   4. the torch and cli suites with BOSCH_TEST_DEVICE=cuda.
+#   4. a whole search, costed: the default search's requests priced at
+#      Qwen3-1.7B / 8B / 14B / 30B-A3B shapes, 32k tokens x 64 prompts,
+#      budget 500 (tools/cuda/search_cost.py);
+#   5. the torch and cli suites with BOSCH_TEST_DEVICE=cuda.
 # Each step has a time limit (--budget scales them), so a hung kernel costs
 # its step, not the session. Needs no package registry: the C libraries
 # come from Debian .deb files unpacked into a local folder (--debs, fetched
@@ -19,12 +22,12 @@
 #
 # --out DIR (default ./cuda-check): the report cuda-check.md and every log.
 # --budget S (default 450): the steps' time limits add up to S seconds
-#   (build 20%, parity 25%, timing 20%, suites 35%).
+#   (build 20%, parity 25%, timing 15%, search cost 10%, suites 30%).
 # --dry-run (CI, no GPU): checks what can be checked without one, on the CPU:
 #   the script's own syntax, the Python tools compile, the deb unpacking and
 #   .pc rewriting when --debs is given, the meson flags for a PyTorch prefix
-#   (printed), and time_eval.py end to end at a toy size on an existing
-#   --build (default: build).
+#   (printed), and time_eval.py and search_cost.py (with its replay) end to
+#   end at a toy size on an existing --build (default: build).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PY=${PYTHON:-python3}
@@ -43,7 +46,7 @@ while [ $# -gt 0 ]; do
     --layers) LAYERS=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
     --dry-run) DRY=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "check.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -140,7 +143,7 @@ if [ "$DRY" = 1 ]; then
   step "Dry run (no GPU)"
   run syntax bash -n "$0"
   run py-compile "$PY" -m py_compile "$ROOT/tools/hf_parity.py" "$ROOT"/tools/parity/*.py \
-    "$ROOT/tools/cuda/time_eval.py"
+    "$ROOT/tools/cuda/time_eval.py" "$ROOT/tools/cuda/search_cost.py"
   say "would build: ${SETUP[*]} BUILD && ninja -C BUILD"
   B=${BUILD:-$ROOT/build}
   B=$(cd "$B" && pwd)
@@ -149,6 +152,10 @@ if [ "$DRY" = 1 ]; then
   run time-eval-cpu "$PY" "$ROOT/tools/cuda/time_eval.py" --make-checkpoint \
     "$B/test/cli/cli_make_tiny_checkpoint" --device cpu --dtype f32 --shapes tiny \
     --layers 2 --contexts 128,256 --window 32 --reps 1 --out "$OUT/time_eval.md"
+  run search-cost-cpu "$PY" "$ROOT/tools/cuda/search_cost.py" --make-checkpoint \
+    "$B/test/cli/cli_make_tiny_checkpoint" --device cpu --dtype f32 --shapes toy \
+    --context 256 --prompts 4 --budget 60 --window 32 --vocab 512 --reps 1 --replay \
+    --cache-gib 1,0 --out "$OUT/search_cost.md"
   say ""
   say "dry run: $FAILED step(s) failed"
   [ "$FAILED" = 0 ]
@@ -177,15 +184,26 @@ run hf-1.7b-bf16 "$PY" "$ROOT/tools/hf_parity.py" "${HF[@]}" --dtype bf16
 
 # 5. One evaluation of the 1.7B and 8B shapes.
 step "Evaluation time"
-LIMIT=$((BUDGET * 20 / 100))
+LIMIT=$((BUDGET * 15 / 100))
 run time-eval "$PY" "$ROOT/tools/cuda/time_eval.py" --make-checkpoint \
   "$B/test/cli/cli_make_tiny_checkpoint" --device cuda --dtype bf16 --shapes 1.7b,8b \
   --layers "$LAYERS" --contexts 8192,32768 --reps 1 --out "$OUT/time_eval.md"
 [ -f "$OUT/time_eval.md" ] && cat "$OUT/time_eval.md" >>"$REPORT"
 
-# 6. The backend and command suites, their device-portable checks on CUDA.
+# 6. A whole search, costed: the default search's requests (budget 500,
+#    rho 0.875) priced at four model shapes from one-prompt timings of two
+#    of their layers at 32k tokens.
+step "A whole search, costed"
+LIMIT=$((BUDGET * 10 / 100))
+run search-cost "$PY" "$ROOT/tools/cuda/search_cost.py" --make-checkpoint \
+  "$B/test/cli/cli_make_tiny_checkpoint" --device cuda --dtype bf16 \
+  --shapes 1.7b,8b,14b,30b-a3b --context 32768 --prompts 64 --budget 500 --reps 1 \
+  --cache-gib 0,8,96 --out "$OUT/search_cost.md"
+[ -f "$OUT/search_cost.md" ] && cat "$OUT/search_cost.md" >>"$REPORT"
+
+# 7. The backend and command suites, their device-portable checks on CUDA.
 step "Suites on CUDA"
-LIMIT=$((BUDGET * 35 / 100))
+LIMIT=$((BUDGET * 30 / 100))
 run torch-tests env BOSCH_TEST_DEVICE=cuda meson test -C "$B" --suite torch --print-errorlogs \
   --num-processes 4
 run cli-tests meson test -C "$B" --suite cli --print-errorlogs --num-processes 4

@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""A whole search, costed (issue 34): the evaluations a default search
+really makes, priced through the real evaluator at real layer shapes.
+
+Three steps, each printed with how it was measured:
+
+1. Record. The library's default search (the options of `bosch search`:
+   budget, seed, strategy auto, confirm_top 1, screen fidelity) runs on a
+   testbed landscape of the model's shape (layers x KV groups, the target
+   SWA ratio) through a request batch evaluator that records every request
+   (mask, fidelity, draw) in the order and batches the library asks them.
+   The time the library spends between returning a batch's scores and
+   asking the next (the search's own cost, Python binding included) is
+   measured here too.
+2. Calibrate. A random checkpoint with --calib-layers layers of the shape
+   (the build's cli_make_tiny_checkpoint) opened by libbosch-torch on the
+   device; an Evaluator over one NIAH prompt of --context tokens times
+   Evaluator.score (best of --reps after a warm-up):
+     h    = an all-full mask with the prefix cache on (every layer cached:
+            the cached input, final norm, LM head at the scored positions
+            and the metric; no layer runs),
+     c(s) = (time of a mask with s sliding groups in every layer, prefix
+            cache off, minus h) / calib-layers, for s in {0, 1, G/2, G-1, G}
+            (linear in between): one layer's cost per prompt.
+3. Price. Each recorded request costs k x (sum over layers l >= start of
+   c(s_l) + h): k = max(1, ceil(fidelity x prompts)) prompts, s_l its
+   sliding groups in layer l, `start` the evaluator's start layer (the
+   highest cached layer not above the mask's first SWA layer, with the
+   cache's layers chosen as libbosch-torch chooses them for a budget of
+   --cache-gib: evenly spaced, prompts x context x hidden x dtype bytes
+   each), plus building that cache once (every prompt through the layers
+   below the highest cached one, all full). The sum is device-seconds per
+   search; a row per cache budget shows that lever on and off.
+
+--replay (the check of step 3, at a size where it can run): the recorded
+requests also go through the real evaluator on the calibration model (its
+layer count must be the shape's), prompts --prompts, prefix cache
+--cache-gib's first value, and the measured total is printed beside the
+priced one.
+
+  search_cost.py --make-checkpoint BIN [--device cuda] [--dtype bf16]
+      [--shapes 1.7b,8b,14b,30b-a3b] [--context 32768] [--prompts 64]
+      [--budget 500] [--rho 0.875] [--window 1024] [--sink 4] [--seed 1]
+      [--family energy] [--screen 1] [--cache-gib 0,8,96]
+      [--calib-layers 2] [--vocab 8192] [--reps 2] [--replay] [--dir TMP]
+      [--out FILE.md]
+
+30b-a3b is a proxy: its attention shapes (48 layers, 32 query / 4 KV
+heads) with a dense MLP as wide as its 8 active experts (8 x 768); the
+router and the expert gather are not in it (libbosch-torch has no MoE
+forward yet).
+"""
+import argparse
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bindings", "python"))
+
+# Hugging Face config.json of each model (30b-a3b: see the docstring).
+SHAPES = {
+    "toy": dict(layers=8, hidden=64, heads=8, kv_heads=4, head_dim=16, intermediate=128),
+    "1.7b": dict(layers=28, hidden=2048, heads=16, kv_heads=8, head_dim=128, intermediate=6144),
+    "8b": dict(layers=36, hidden=4096, heads=32, kv_heads=8, head_dim=128, intermediate=12288),
+    "14b": dict(layers=40, hidden=5120, heads=40, kv_heads=8, head_dim=128, intermediate=17408),
+    "30b-a3b": dict(layers=48, hidden=2048, heads=32, kv_heads=4, head_dim=128,
+                    intermediate=8 * 768),
+}
+DTYPE_BYTES = {"f32": 4, "bf16": 2}
+
+
+def record(bosch, L, G, r, a):
+    """The default search's requests on a testbed of shape L x G: a list of
+    batches, each a list of (mask bytes, fidelity, draw); the library's own
+    time; the testbed's clean score of the result."""
+    prob = bosch.Problem(L, G, r, ratio=a.rho)
+    tb = bosch.Testbed(L, G, seed=a.seed, family=a.family)
+    batches, scores = [], []
+    outside = [0.0]  # time spent in the evaluator (not the library's)
+
+    def evaluate(masks, fids, draws):
+        t0 = time.perf_counter()
+        batches.append([(bytes(m), float(f), int(d)) for m, f, d in zip(masks, fids, draws)])
+        s = tb.score_requests(masks, fids, draws)
+        scores.append(list(s))
+        outside[0] += time.perf_counter() - t0
+        return s
+
+    with bosch.Optimizer(prob) as opt:
+        opt.set_option("budget", a.budget)
+        opt.set_option("seed", a.seed)
+        opt.set_option("confirm_top", 1)
+        opt.set_screen_fidelity(a.screen)
+        opt.set_request_batch_evaluator(evaluate)
+        t0 = time.perf_counter()
+        res = opt.optimize()
+        total = time.perf_counter() - t0
+        quality = tb.score_clean(res.mask)
+        target = res.swa_units
+    return batches, scores, total - outside[0], quality, target
+
+
+def layer_groups(mask, L, G):
+    """Sliding groups per layer of a mask (unit u = layer u // G)."""
+    return [sum(mask[l * G:(l + 1) * G]) for l in range(L)]
+
+
+def cached_layers(L, per_layer_bytes, budget_bytes):
+    """The layers whose inputs libbosch-torch caches for a budget
+    (Evaluator::build_cache): every layer 1..L when they fit, else `fit`
+    evenly spaced ones."""
+    fit = budget_bytes // per_layer_bytes if per_layer_bytes > 0 else 0
+    if fit >= L:
+        return set(range(1, L + 1))
+    return {i * L // (fit + 1) for i in range(1, fit + 1)} - {0}
+
+
+def start_layer(mask, L, G, cache):
+    first = next((u // G for u, b in enumerate(mask) if b), L)
+    for l in range(min(first, L), 0, -1):
+        if l in cache:
+            return l
+    return 0
+
+
+def first_change_from_incumbent(batches, L, G, target, scores):
+    """Mean over evaluations (after the first feasible one) of the first
+    layer where the mask differs from the best feasible mask scored before
+    it (fidelity 1, draw 0; feasible = `target` SWA units): how deep a
+    cache of the incumbent's hidden states would let each evaluation
+    start. A statistic of the recorded search, not a price."""
+    best, best_s, firsts = None, -math.inf, []
+    for batch, bscores in zip(batches, scores):
+        for (mask, _f, _d) in batch:
+            if best is not None:
+                diff = next((u // G for u in range(L * G) if mask[u] != best[u]), L)
+                firsts.append(diff)
+        for (mask, fid, draw), sc in zip(batch, bscores):
+            if fid == 1.0 and draw == 0 and sum(mask) == target and sc > best_s:
+                best, best_s = mask, sc
+    return sum(firsts) / len(firsts) if firsts else float("nan")
+
+
+def price(batches, L, G, prompts, c, h, cache):
+    """Device-seconds of the recorded requests (see the docstring), the
+    cache's build included; also the layers run per evaluation on average."""
+    total, layers_run, n = 0.0, 0, 0
+    if cache:
+        total += prompts * max(cache) * c[0]
+    for batch in batches:
+        for mask, fid, _draw in batch:
+            k = max(1, math.ceil(fid * prompts - 1e-9))
+            st = start_layer(mask, L, G, cache)
+            sg = layer_groups(mask, L, G)
+            total += k * (sum(c[sg[l]] for l in range(st, L)) + h)
+            layers_run += L - st
+            n += 1
+    return total, layers_run / max(1, n)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--make-checkpoint", required=True,
+                    help="the build's cli_make_tiny_checkpoint (BUILD/test/cli/)")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPE_BYTES))
+    ap.add_argument("--shapes", default="1.7b,8b,14b,30b-a3b")
+    ap.add_argument("--context", type=int, default=32768)
+    ap.add_argument("--prompts", type=int, default=64)
+    ap.add_argument("--budget", type=int, default=500)
+    ap.add_argument("--rho", type=float, default=0.875)
+    ap.add_argument("--window", type=int, default=1024)
+    ap.add_argument("--sink", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--family", default=None, help="testbed family (default: energy)")
+    ap.add_argument("--screen", type=float, default=1.0, help="screen fidelity of stage 3")
+    ap.add_argument("--cache-gib", default="0,8,96",
+                    help="prefix cache budgets to price (GiB, comma-separated)")
+    ap.add_argument("--calib-layers", type=int, default=2)
+    ap.add_argument("--vocab", type=int, default=8192)
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--replay", action="store_true")
+    ap.add_argument("--dir", default=None)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    if a.calib_layers < 1 or a.prompts < 1 or a.context < 2:
+        ap.error("--calib-layers, --prompts must be >= 1 and --context >= 2")
+
+    import bosch
+    from bosch import backend
+
+    if a.device.startswith("cuda") and not backend.cuda_available():
+        print("search_cost: this libbosch-torch sees no CUDA device", file=sys.stderr)
+        return 1
+    lines = []
+
+    def out(s=""):
+        print(s, flush=True)
+        lines.append(s)
+
+    budgets = [float(x) for x in a.cache_gib.split(",")]
+    work = a.dir or tempfile.mkdtemp(prefix="bosch-search-cost-")
+    try:
+        out(f"# A whole search, costed ({a.device}, {a.dtype})\n")
+        out(f"search_cost.py: default search (budget {a.budget}, seed {a.seed}, screen "
+            f"fidelity {a.screen:g}, target rho {a.rho:g}) recorded on the testbed "
+            f"({a.family or 'energy'}) of each shape; priced at {a.context} tokens x "
+            f"{a.prompts} prompts, window {a.window}, sink {a.sink}, from one-prompt "
+            f"timings of {a.calib_layers} random layers of the shape (best of {a.reps} "
+            f"after a warm-up); libbosch-torch threads {backend.get_threads()}.\n")
+        rows, calib_rows = [], []
+        for name in a.shapes.split(","):
+            sh = SHAPES[name]
+            L, G, r = sh["layers"], sh["kv_heads"], sh["heads"] // sh["kv_heads"]
+            batches, bscores, lib_s, quality, target = record(bosch, L, G, r, a)
+            first = first_change_from_incumbent(batches, L, G, target, bscores)
+            n_eval = sum(len(b) for b in batches)
+            sizes = {}
+            for b in batches:
+                sizes[len(b)] = sizes.get(len(b), 0) + 1
+            nL = L if a.replay else min(a.calib_layers, L)
+            ck = os.path.join(work, name)
+            shutil.rmtree(ck, ignore_errors=True)
+            subprocess.run([a.make_checkpoint, ck, str(a.vocab), "--layers", str(nL),
+                            "--hidden", str(sh["hidden"]), "--heads", str(sh["heads"]),
+                            "--kv-heads", str(G), "--head-dim", str(sh["head_dim"]),
+                            "--intermediate", str(sh["intermediate"]), "--dtype", a.dtype],
+                           check=True)
+            with backend.Model(ck, device=a.device, dtype=a.dtype) as model, \
+                    backend.Task.niah(a.vocab, a.context, 1, seed=1) as task:
+                def timed(ev, mask):
+                    ev.score(mask)
+                    best = 1e300
+                    for _ in range(a.reps):
+                        t0 = time.perf_counter()
+                        ev.score(mask)
+                        best = min(best, time.perf_counter() - t0)
+                    return best
+
+                U = nL * G
+                with backend.Evaluator(model, task, window=a.window, sink=a.sink,
+                                       prefix_cache=True) as ev:
+                    h = timed(ev, bytes(U))
+                pts = sorted({0, 1, G // 2, G - 1, G})
+                cs = {}
+                with backend.Evaluator(model, task, window=a.window, sink=a.sink,
+                                       prefix_cache=False) as ev:
+                    for s in pts:
+                        mask = bytes(([1] * s + [0] * (G - s)) * nL)
+                        cs[s] = max(0.0, (timed(ev, mask) - h) / nL)
+                c = []
+                for s in range(G + 1):  # linear between the measured points
+                    lo = max(p for p in pts if p <= s)
+                    hi = min(p for p in pts if p >= s)
+                    c.append(cs[lo] if hi == lo else
+                             cs[lo] + (cs[hi] - cs[lo]) * (s - lo) / (hi - lo))
+                calib_rows.append((name, h, cs))
+                per_layer = a.prompts * a.context * sh["hidden"] * DTYPE_BYTES[a.dtype]
+                priced = []
+                for gib in budgets:
+                    cache = cached_layers(L, per_layer, int(gib * (1 << 30)))
+                    s, run = price(batches, L, G, a.prompts, c, h, cache)
+                    priced.append((gib, len(cache), s, run))
+                replay = None
+                if a.replay:
+                    # The recorded requests through the real evaluator, as the
+                    # library asked them.
+                    # (the evaluator reads its cache budget from the
+                    # environment when it opens)
+                    os.environ["BOSCH_TORCH_CACHE_MB"] = str(int(budgets[0] * 1024))
+                    with backend.Task.niah(a.vocab, a.context, a.prompts, seed=2) as rtask, \
+                            backend.Evaluator(model, rtask, window=a.window, sink=a.sink,
+                                              prefix_cache=budgets[0] > 0) as ev:
+                        t0 = time.perf_counter()
+                        for b in batches:
+                            ev.score_requests([m for m, _, _ in b], [f for _, f, _ in b],
+                                              [d for _, _, d in b])
+                        replay = time.perf_counter() - t0
+                rows.append((name, L, G, n_eval, sizes, lib_s, quality, first, priced, replay))
+        out("Calibration (one prompt; seconds): h = cached input to scores, no layer run; "
+            "c(s) = one layer with s of G groups sliding.\n")
+        out("| shape | h | " + " | ".join(f"c(s), s = {s}" for s in ("0", "1", "G/2", "G-1", "G"))
+            + " | c(G) / c(0) |")
+        out("|---|---|---|---|---|---|---|---|")
+        for name, h, cs in calib_rows:
+            G = SHAPES[name]["kv_heads"]
+            vals = [cs[s] for s in (0, 1, G // 2, G - 1, G)]
+            out(f"| {name} | {h:.4f} | " + " | ".join(f"{v:.4f}" for v in vals) +
+                f" | {cs[G] / cs[0]:.2f} |" if cs[0] > 0 else " | |")
+        out("\nThe search (recorded on the testbed, priced per cache budget):\n")
+        out("| shape | units | evaluations | batches (size: count) | result's clean score | "
+            "library s (search's own time) | library ms / evaluation | first layer differing "
+            "from the incumbent (mean) | cache GiB | layers cached | layers run / "
+            "evaluation | device-s per search | device-hours |" +
+            (" replay measured s | replay / priced |" if a.replay else ""))
+        out("|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if a.replay else ""))
+        for name, L, G, n_eval, sizes, lib_s, quality, first, priced, replay in rows:
+            sz = ", ".join(f"{k}: {v}" for k, v in sorted(sizes.items()))
+            for i, (gib, ncache, s, run) in enumerate(priced):
+                head = (f"| {name} | {L}x{G} | {n_eval} | {sz} | {quality:.4f} | {lib_s:.3f} | "
+                        f"{1e3 * lib_s / max(1, n_eval):.3f} | {first:.1f} of {L} |" if i == 0
+                        else "| | | | | | | | |")
+                line = (f"{head} {gib:g} | {ncache} | {run:.1f} | {s:.1f} | {s / 3600:.2f} |")
+                if a.replay:
+                    line += (f" {replay:.2f} | {replay / s:.2f} |" if i == 0 else " | |")
+                out(line)
+    finally:
+        if not a.dir:
+            shutil.rmtree(work, ignore_errors=True)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
