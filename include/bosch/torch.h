@@ -300,6 +300,19 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_buckets(bosch_torch_evaluator *e, 
 /* Prefix cache on/off (default on): hidden states below the lowest layer
  * whose mask differs from the all-full reference are computed once. */
 BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on);
+/* The reference of the prefix cache (`units` bytes, nonzero = SWA, units =
+ * layers x kv_heads; NULL = all full, the default): the cache holds the
+ * reference's hidden states, and a candidate starts at the highest cached
+ * layer not above the first layer where it differs from the reference.
+ * Scores do not change (up to the kernels' rounding); work does. Set it to
+ * the search's incumbent so that its neighbours skip the layers below
+ * their first change; each call drops the cache, which the next evaluation
+ * rebuilds (one forward of the task through the cached layers). The mask
+ * is copied. BOSCH_OK, or BOSCH_E_INVALID (NULL evaluator, or `units` not
+ * the model's, with the message in bosch_torch_evaluator_last_error()).
+ * Same thread rules as the other setters. */
+BOSCH_TORCH_API int bosch_torch_evaluator_set_reference(bosch_torch_evaluator *e,
+                                                        const uint8_t *mask, size_t units);
 /* What identifies a model's scores: "xxh3:<config>-<weights>", hashes of
  * the config fields the forward reads and of every weight tensor (name,
  * dtype, shape, bytes) as stored; the same weights sharded differently, or

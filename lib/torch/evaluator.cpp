@@ -282,6 +282,22 @@ void Evaluator::set_prefix_cache(bool on) {
     }
 }
 
+void Evaluator::set_reference(const uint8_t *mask) {
+    reference_.clear();
+    if (mask) {
+        const size_t units = size_t(model_.layers() * model_.kv_heads());
+        bool any = false;
+        for (size_t u = 0; u < units; u++)
+            any = any || mask[u] != 0;
+        if (any) // an all-full reference is the default's
+            for (size_t u = 0; u < units; u++)
+                reference_.push_back(mask[u] != 0);
+    }
+    for (Bucket &b : buckets_)
+        b.cache.clear();
+    cache_built_ = false;
+}
+
 void Evaluator::set_cache_budget(int64_t bytes) {
     cache_budget_ = std::max<int64_t>(0, bytes);
     for (Bucket &b : buckets_)
@@ -298,9 +314,9 @@ std::vector<int64_t> Evaluator::cached_layers() const {
     return out;
 }
 
-// Caches the all-full hidden states entering layers 1..L (as many as the
-// budget allows, evenly spaced, the same layers for every bucket; layer 0's
-// input is the embedding lookup).
+// Caches the hidden states of the reference mask (all full by default)
+// entering layers 1..L (as many as the budget allows, evenly spaced, the
+// same layers for every bucket; layer 0's input is the embedding lookup).
 void Evaluator::build_cache() {
     const int64_t L = model_.layers();
     for (Bucket &b : buckets_)
@@ -337,8 +353,15 @@ void Evaluator::build_cache() {
             for (int64_t m0 = 0; m0 < b.M; m0 += per) {
                 const int64_t mc = std::min(per, b.M - m0);
                 torch::Tensor h = model_.embed(b.tokens.narrow(0, m0, mc));
+                torch::Tensor units; // the reference's, or undefined for all full
+                if (!reference_.empty())
+                    units = torch::from_blob(const_cast<uint8_t *>(reference_.data()),
+                                             {1, L, model_.kv_heads()},
+                                             torch::TensorOptions().dtype(torch::kUInt8))
+                                .to(model_.device(), torch::kBool)
+                                .expand({mc, L, model_.kv_heads()});
                 for (int64_t l = 0; l < top; l++) {
-                    h = model_.run_layers(h, torch::Tensor(), w_, l, l + 1);
+                    h = model_.run_layers(h, units, w_, l, l + 1);
                     layer_rows_ += mc;
                     torch::Tensor &slot = b.cache[size_t(l + 1)];
                     if (!want[size_t(l + 1)])
@@ -366,9 +389,11 @@ int64_t Evaluator::start_layer(const uint8_t *mask) const {
     if (!cache_on_)
         return 0;
     const int64_t L = model_.layers(), G = model_.kv_heads();
+    // The first layer where the mask differs from the reference (all full:
+    // its first SWA layer); the layers below it see the reference's states.
     int64_t first = L;
     for (int64_t i = 0; i < L * G; i++)
-        if (mask[i]) {
+        if ((mask[i] != 0) != (reference_.empty() ? false : reference_[size_t(i)] != 0)) {
             first = i / G;
             break;
         }

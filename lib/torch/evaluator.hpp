@@ -40,6 +40,14 @@ public:
     const Task &task() const { return task_; }
     void set_prefix_cache(bool on);
     bool prefix_cache() const { return cache_on_; }
+    // The mask whose hidden states the prefix cache holds (layers * kv_heads
+    // bytes, nonzero = SWA; nullptr = all full, the default): a candidate
+    // starts at the highest cached layer not above the first layer where it
+    // differs from the reference. A host that sets it to the search's
+    // incumbent lets neighbours of the incumbent skip the layers below their
+    // first change. Drops the cache (rebuilt on the next evaluation).
+    void set_reference(const uint8_t *mask);
+    const std::vector<uint8_t> &reference() const { return reference_; } // empty = all full
     // Bytes the cache may hold (default: 2 GiB on CPU, 8 GiB on CUDA; the
     // environment variable BOSCH_TORCH_CACHE_MB overrides the default). When
     // not every layer fits, evenly spaced layers are cached and a candidate
@@ -138,6 +146,7 @@ private:
     bool cache_built_ = false;
     int64_t layer_rows_ = 0;
     int64_t forward_tokens_ = 0;
+    std::vector<uint8_t> reference_; // empty = all full
     int64_t forwards_ = 0;
     double noise_ = -1; // < 0: not measured yet
 };

@@ -729,6 +729,23 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator
     return BOSCH_OK;
 }
 
+BOSCH_TORCH_API int bosch_torch_evaluator_set_reference(bosch_torch_evaluator *e,
+                                                        const uint8_t *mask, size_t units) {
+    if (!e || !e->ev)
+        return BOSCH_E_INVALID;
+    std::lock_guard<std::mutex> lock(e->model->model->mutex);
+    const bosch_torch::Model &m = *e->model->model;
+    const size_t want = size_t(m.layers() * m.kv_heads());
+    if (mask && units != want) {
+        e->ev->last_error = "reference has " + std::to_string(units) +
+                            " units, the model has " + std::to_string(want);
+        return BOSCH_E_INVALID;
+    }
+    e->ev->set_reference(mask);
+    e->ev->last_error.clear();
+    return BOSCH_OK;
+}
+
 // Runs `work` on the evaluator under its model's lock, after checking the
 // unit count; returns BOSCH_OK, or a negative enum bosch_error (the optimizer
 // reports it through bosch_evaluator_status()) with the message in

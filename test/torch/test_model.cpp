@@ -810,6 +810,66 @@ static int requests(const std::vector<uint8_t> &masks, const std::vector<double>
                                           out.data(), e);
 }
 
+// The prefix cache's reference (bosch_torch_evaluator_set_reference): the
+// scores are those without a cache whatever the reference, and a candidate
+// that shares the reference's first two layers runs only the third.
+static void test_reference(bosch_torch_model *m) {
+    const size_t U = 6; // 3 layers x 2 groups
+    bosch_torch_task *task = nullptr;
+    EXPECT_ST(created(task = bosch_torch_task_create_niah(50, 24, 3, 1, 2, 2, 0.0, 1.0, 9)),
+              BOSCH_OK);
+    if (!task)
+        return;
+    const std::vector<uint8_t> masks = {
+        0, 0, 0, 0, 0, 0, //
+        1, 1, 1, 1, 1, 1, //
+        0, 1, 1, 0, 0, 0, //
+        0, 1, 1, 0, 1, 1, //
+        1, 0, 0, 0, 1, 0, //
+    };
+    const size_t n = masks.size() / U;
+    const std::vector<double> want =
+        eval_scores(m, task, BOSCH_TORCH_METRIC_LOGPROB, 0, false, 1, masks, U);
+    const uint8_t refs[][6] = {{0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1}, {0, 1, 1, 0, 1, 0},
+                               {1, 0, 0, 0, 0, 0}};
+    double worst = 0;
+    for (int r = -1; r < 4; r++) { // -1: NULL, the default
+        bosch_torch_evaluator *e = bosch_torch_evaluator_open(m, task, 3, 1,
+                                                              BOSCH_TORCH_METRIC_LOGPROB);
+        EXPECT(e != nullptr);
+        if (!e)
+            continue;
+        EXPECT_ST(bosch_torch_evaluator_set_reference(e, r < 0 ? nullptr : refs[r], U), BOSCH_OK);
+        EXPECT(e->ev->reference().empty() == (r <= 0)); // all full is the default
+        std::vector<double> got(n);
+        for (int pass = 0; pass < 2; pass++) { // cold, then from the warm cache
+            EXPECT_ST(bosch_torch_batch_eval(masks.data(), n, U, got.data(), e), BOSCH_OK);
+            for (size_t c = 0; c < n; c++)
+                worst = std::max(worst, std::isnan(got[c]) ? 1e9 : std::fabs(got[c] - want[c]));
+        }
+        if (r == 2) {
+            // masks[3] equals reference 2 in layers 0 and 1: one layer per
+            // sample (3 samples); masks[4] differs in layer 0: all three.
+            int64_t w0 = e->ev->layer_rows();
+            EXPECT_ST(bosch_torch_batch_eval(masks.data() + 3 * U, 1, U, got.data(), e), BOSCH_OK);
+            EXPECT(e->ev->layer_rows() - w0 == 3);
+            w0 = e->ev->layer_rows();
+            EXPECT_ST(bosch_torch_batch_eval(masks.data() + 4 * U, 1, U, got.data(), e), BOSCH_OK);
+            EXPECT(e->ev->layer_rows() - w0 == 9);
+        }
+        if (r == 3) { // units other than the model's: refused, reference kept
+            EXPECT_ST(bosch_torch_evaluator_set_reference(e, refs[0], U + 1), BOSCH_E_INVALID);
+            EXPECT(std::strstr(bosch_torch_evaluator_last_error(e), "units") != nullptr);
+            EXPECT(!e->ev->reference().empty());
+        }
+        bosch_torch_evaluator_free(e);
+    }
+    EXPECT_ST(bosch_torch_evaluator_set_reference(nullptr, nullptr, 0), BOSCH_E_INVALID);
+    std::printf("prefix-cache reference: max |score - uncached| %.3g\n", worst);
+    EXPECT(worst < 1e-5);
+    bosch_torch_task_free(task);
+}
+
 static void test_request_eval(bosch_torch_model *m) {
     const size_t U = 6;
     const size_t lens[] = {9, 16, 12, 21, 9, 14, 5};
@@ -1427,6 +1487,7 @@ int main() {
             test_batched_equals_sequential(m);
             test_evaluator(m);
             test_mixed_lengths(m);
+            test_reference(m);
             test_request_eval(m);
             test_optimizer(m);
         }

@@ -635,6 +635,7 @@ TORCH_PROTOTYPES = {
     "bosch_torch_evaluator_set_batch": (c_int, [H, c_uint32]),
     "bosch_torch_evaluator_set_buckets": (c_int, [H, c_uint32]),
     "bosch_torch_evaluator_set_prefix_cache": (c_int, [H, c_int]),
+    "bosch_torch_evaluator_set_reference": (c_int, [H, c_uint8_p, c_size_t]),
     "bosch_torch_model_identity": (c_char_p, [H]),
     "bosch_torch_evaluator_identify": (c_int, [H, H]),
     "bosch_torch_evaluator_noise": (c_int, [H, c_double_p]),

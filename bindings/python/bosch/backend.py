@@ -516,6 +516,20 @@ class Evaluator(Handle):
         self._check(tlib.bosch_torch_evaluator_set_prefix_cache(self._handle, 1 if on else 0))
         return self
 
+    def set_reference(self, mask=None) -> "Evaluator":
+        """The mask whose hidden states the prefix cache holds
+        (bosch_torch_evaluator_set_reference; None = all full, the default):
+        candidates start at the highest cached layer not above their first
+        layer differing from it. Give it the search's incumbent. Scores do
+        not change; the cache is rebuilt on the next evaluation."""
+        if mask is None:
+            self._check(tlib.bosch_torch_evaluator_set_reference(self._handle, None, 0))
+            return self
+        raw, n = _mask_matrix([mask], self.units)
+        buf = (ctypes.c_uint8 * len(raw)).from_buffer_copy(raw)
+        self._check(tlib.bosch_torch_evaluator_set_reference(self._handle, buf, len(raw)))
+        return self
+
     def noise(self) -> float:
         """The evaluator's numerical noise (bosch_torch_evaluator_noise): how
         far its scores move by rounding alone, measured once (four

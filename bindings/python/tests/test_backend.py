@@ -181,6 +181,21 @@ def test_full_and_swa_masks(evaluator):
         evaluator.score_batch([0] * units)
 
 
+def test_prefix_cache_reference(model, task):
+    # Any reference gives the uncached scores; a wrong length is refused.
+    units = model.units
+    masks = [bytes(units), [1, 0] * (units // 2), [0] * 4 + [1] * (units - 4)]
+    with backend.Evaluator(model, task, window=WINDOW, sink=SINK, metric="logprob",
+                           prefix_cache=False) as ev:
+        want = ev.score_batch(masks)
+    with backend.Evaluator(model, task, window=WINDOW, sink=SINK, metric="logprob") as ev:
+        for ref in (None, masks[2], [1] * units):
+            assert ev.set_reference(ref) is ev
+            assert ev.score_batch(masks) == pytest.approx(want, abs=1e-5)
+        with pytest.raises(ValueError):
+            ev.set_reference([1] * (units - 1))
+
+
 def test_noise_and_anchor_tolerance(model, task, evaluator):
     # The organism's anchors are far apart; its rounding noise is tiny.
     noise = evaluator.noise()
