@@ -143,7 +143,8 @@ if [ "$DRY" = 1 ]; then
   step "Dry run (no GPU)"
   run syntax bash -n "$0"
   run py-compile "$PY" -m py_compile "$ROOT/tools/hf_parity.py" "$ROOT"/tools/parity/*.py \
-    "$ROOT/tools/cuda/time_eval.py" "$ROOT/tools/cuda/search_cost.py"
+    "$ROOT/tools/cuda/time_eval.py" "$ROOT/tools/cuda/search_cost.py" \
+    "$ROOT/tools/cuda/qwen3_shapes.py"
   say "would build: ${SETUP[*]} BUILD && ninja -C BUILD"
   B=${BUILD:-$ROOT/build}
   B=$(cd "$B" && pwd)

@@ -54,23 +54,16 @@ import argparse
 import math
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bindings", "python"))
+sys.path.insert(0, HERE)
 
-# Hugging Face config.json of each model (30b-a3b: see the docstring).
-SHAPES = {
-    "toy": dict(layers=8, hidden=64, heads=8, kv_heads=4, head_dim=16, intermediate=128),
-    "1.7b": dict(layers=28, hidden=2048, heads=16, kv_heads=8, head_dim=128, intermediate=6144),
-    "8b": dict(layers=36, hidden=4096, heads=32, kv_heads=8, head_dim=128, intermediate=12288),
-    "14b": dict(layers=40, hidden=5120, heads=40, kv_heads=8, head_dim=128, intermediate=17408),
-    "30b-a3b": dict(layers=48, hidden=2048, heads=32, kv_heads=4, head_dim=128,
-                    intermediate=8 * 768),
-}
+from qwen3_shapes import SHAPES, write_checkpoint  # noqa: E402
+
 DTYPE_BYTES = {"f32": 4, "bf16": 2}
 
 
@@ -241,12 +234,7 @@ def main():
                 sizes[len(b)] = sizes.get(len(b), 0) + 1
             nL = L if a.replay else min(a.calib_layers, L)
             ck = os.path.join(work, name)
-            shutil.rmtree(ck, ignore_errors=True)
-            subprocess.run([a.make_checkpoint, ck, str(a.vocab), "--layers", str(nL),
-                            "--hidden", str(sh["hidden"]), "--heads", str(sh["heads"]),
-                            "--kv-heads", str(G), "--head-dim", str(sh["head_dim"]),
-                            "--intermediate", str(sh["intermediate"]), "--dtype", a.dtype],
-                           check=True)
+            write_checkpoint(a.make_checkpoint, ck, sh, nL, a.vocab, a.dtype)
             with backend.Model(ck, device=a.device, dtype=a.dtype) as model, \
                     backend.Task.niah(a.vocab, a.context, 1, seed=1) as task:
                 def timed(ev, mask):

@@ -26,20 +26,16 @@ import argparse
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bindings", "python"))
+sys.path.insert(0, HERE)
 
-SHAPES = {  # Hugging Face config.json of each model
-    "tiny": dict(layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, intermediate=128),
-    "0.6b": dict(layers=28, hidden=1024, heads=16, kv_heads=8, head_dim=128, intermediate=3072),
-    "1.7b": dict(layers=28, hidden=2048, heads=16, kv_heads=8, head_dim=128, intermediate=6144),
-    "8b": dict(layers=36, hidden=4096, heads=32, kv_heads=8, head_dim=128, intermediate=12288),
-}
+from qwen3_shapes import SHAPES, write_checkpoint  # noqa: E402
+
 
 
 def spread_mask(layers, groups, k):
@@ -98,12 +94,7 @@ def main():
             sh = SHAPES[name]
             L = min(a.layers, sh["layers"]) if a.layers > 0 else sh["layers"]
             ck = os.path.join(work, name)
-            shutil.rmtree(ck, ignore_errors=True)
-            subprocess.run([a.make_checkpoint, ck, str(a.vocab), "--layers", str(L),
-                            "--hidden", str(sh["hidden"]), "--heads", str(sh["heads"]),
-                            "--kv-heads", str(sh["kv_heads"]), "--head-dim", str(sh["head_dim"]),
-                            "--intermediate", str(sh["intermediate"]), "--dtype",
-                            "bf16" if a.dtype == "bf16" else "f32"], check=True)
+            write_checkpoint(a.make_checkpoint, ck, sh, L, a.vocab, a.dtype)
             with backend.Model(ck, device=a.device, dtype=a.dtype) as model:
                 G = model.kv_groups
                 U = L * G
