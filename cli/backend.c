@@ -18,6 +18,8 @@ static const char *create_reason(int rc)
 
 void backend_free(struct backend *b)
 {
+    free(b->reference);
+    b->reference = NULL;
     bosch_torch_evaluator_free(b->e);
     bosch_torch_task_free(b->t);
     bosch_tokenizer_free(b->tok); /* after the task, which borrows it */
@@ -271,7 +273,24 @@ int backend_open(struct settings *s, struct backend *b)
         bosch_torch_evaluator_set_batch(b->e, s->eval_batch);
     if (s->no_prefix_cache)
         bosch_torch_evaluator_set_prefix_cache(b->e, 0);
+    b->follow = !s->no_prefix_cache && !s->cache_all_full;
     return 0;
+}
+
+void backend_follow_incumbent(struct backend *b, const bosch_progress *p)
+{
+    const size_t units = (size_t)b->L * b->G;
+    if (!b->follow || !b->e)
+        return;
+    uint8_t *best = malloc(units);
+    if (best && bosch_progress_best_mask(p, best, units) == BOSCH_OK &&
+        (!b->reference || memcmp(best, b->reference, units) != 0) &&
+        bosch_torch_evaluator_set_reference(b->e, best, units) == BOSCH_OK) {
+        free(b->reference);
+        b->reference = best; /* kept: the evaluator copied it */
+        best = NULL;
+    }
+    free(best); /* out of memory or unchanged: the cache stays as it is */
 }
 
 int score_masks(struct backend *b, const uint8_t *masks, size_t n, double *scores)

@@ -17,6 +17,8 @@ struct backend {
     const char *dir;
     char desc[512]; /* "bf16 on cpu, 3.4 MiB of parameters" */
     double noise;   /* the evaluator's numerical noise (backend_attach) */
+    int follow;         /* keep the prefix cache on the incumbent (cache on) */
+    uint8_t *reference; /* the prefix cache's reference now (units), NULL = all full */
 };
 
 /* Loads s->model, its tokenizer (--tokenizer, else DIR/tokenizer.json when
@@ -42,6 +44,14 @@ bosch_problem *backend_problem(const struct backend *b);
 /* Makes b's evaluator the optimizer's batch evaluator, and its identity
  * the run's (bosch_torch_evaluator_identify). */
 int backend_attach(bosch_optimizer *opt, struct backend *b);
+
+/* Keeps the evaluator's prefix cache on the search's incumbent
+ * (bosch_progress_best_mask -> bosch_torch_evaluator_set_reference), so that
+ * candidates, mostly its neighbours, skip the layers below their first
+ * change instead of starting at their first SWA layer. A no-op when the
+ * incumbent is unchanged, none exists yet, or the prefix cache is off.
+ * Called from the search's progress callback (between batches). */
+void backend_follow_incumbent(struct backend *b, const bosch_progress *p);
 
 /* Message of the evaluator's last failure ("" if none). */
 const char *backend_last_error(const struct backend *b);

@@ -35,6 +35,7 @@ struct settings {
     int sweep_pairs_given, sweep_gap_given;
     const char *priors;            /* search: a saved selection whose unit_importance guides it */
     int no_prefix_cache;
+    int cache_all_full; /* --cache-all-full: the prefix cache does not follow the incumbent */
     const char *journal;
     const char *strategy;
     const char *variant;

@@ -143,6 +143,20 @@ out:
     return status;
 }
 
+/* A search's progress: the console's display, and the evaluator's prefix
+ * cache kept on the incumbent. */
+struct search_progress {
+    struct console_progress console;
+    struct backend *b;
+};
+
+static void on_search_progress(const bosch_progress *p, void *user)
+{
+    struct search_progress *sp = user;
+    backend_follow_incumbent(sp->b, p);
+    console_on_progress(p, &sp->console);
+}
+
 /* Runs the search on the backend's evaluator; the exit code. */
 static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backend *b,
                   const struct settings *s)
@@ -151,14 +165,14 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
     int arc = backend_attach(opt, b);
     if (arc)
         return opt_fail(arc, "evaluator", opt);
-    struct console_progress pr;
-    console_progress_init(&pr);
-    bosch_set_progress(opt, console_on_progress, &pr);
+    struct search_progress pr = {.b = b};
+    console_progress_init(&pr.console);
+    bosch_set_progress(opt, on_search_progress, &pr);
     fprintf(stderr, "model %s: %u layers x %u KV groups x %u heads/group, %s; task %s; window %u, sink %u; "
             "numerical noise %.2g\n",
             b->dir, b->L, b->G, b->H, backend_describe(b), s->task ? s->task : "niah",
             effective_window(s), s->sink, b->noise);
-    const int search_rc = console_run(opt, &pr, EXIT_STOPPED);
+    const int search_rc = console_run(opt, &pr.console, EXIT_STOPPED);
     int rc, status = EXIT_ERROR;
     if (search_rc == INT32_MIN) {
         errorf("cannot start the search thread");

@@ -12,7 +12,7 @@ enum opt_id {
     O_MODEL = 256, O_TASK, O_NIAH, O_CONTEXT, O_SAMPLES, O_NEEDLES, O_KEYLEN, O_VALLEN,
     O_RATIO, O_WINDOW, O_SINK, O_BUDGET, O_THREADS, O_JOURNAL, O_SEED, O_STRATEGY,
     O_VARIANT, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH, O_TIME,
-    O_BATCHSIZE, O_NOCACHE, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
+    O_BATCHSIZE, O_NOCACHE, O_CACHEFULL, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
     O_FORMAT, O_CONFIGONLY, O_CONFIRM, O_CONFIRMTOP, O_SCREEN, O_PRIORS, O_SWEEPPAIRS,
     O_SWEEPGAP
 };
@@ -80,6 +80,9 @@ static const struct cli_option options[] = {
      "--eval-batch K     candidates per forward pass (1)"},
     {"no-prefix-cache", no_argument, O_NOCACHE, MODEL_CMDS, SEC_MODEL,
      "--no-prefix-cache  recompute the layers below the first SWA layer"},
+    {"cache-all-full", no_argument, O_CACHEFULL, CMD_SEARCH, SEC_SEARCH,
+     "--cache-all-full   prefix cache of the all-full hidden states, not of the\n"
+     "                     incumbent's (candidates start at their first SWA layer)"},
     {"ratio", required_argument, O_RATIO, CMD_SEARCH | CMD_BASELINE, SEC_SEARCH_BASELINE,
      "--ratio R          target SWA ratio (0.5)"},
     {"out", required_argument, O_OUT, CMD_SEARCH | CMD_BASELINE, SEC_SEARCH_BASELINE,
@@ -264,6 +267,7 @@ static const char *apply_model_option(struct settings *s, int id, const char *ar
     case O_EVALBATCH:
         return parse_uint(arg, 1, 4096, &s->eval_batch) ? "--eval-batch (1..4096)" : NULL;
     case O_NOCACHE: s->no_prefix_cache = 1; return NULL;
+    case O_CACHEFULL: s->cache_all_full = 1; return NULL;
     }
     return NULL;
 }

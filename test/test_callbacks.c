@@ -175,6 +175,9 @@ typedef struct {
     int stop_at_group;
     double last_elapsed;
     int bad;
+    uint32_t groups;
+    size_t masks_seen; /* events with a working mask */
+    size_t best_seen;  /* events with a best mask */
 } prog;
 
 static void progress_cb(const bosch_progress *pr, void *user)
@@ -206,6 +209,40 @@ static void progress_cb(const bosch_progress *pr, void *user)
     double b = bosch_progress_best_score(pr);
     if (!isnan(b) && !isfinite(b))
         g->bad |= 256;
+    /* The working mask: its per-layer shares are the layer ratios; other
+     * unit counts and NULL are refused. */
+    uint8_t w[64];
+    const size_t units = (size_t)g->layers * g->groups;
+    int ws = bosch_progress_working_mask(pr, w, units);
+    if (ws == BOSCH_OK) {
+        g->masks_seen++;
+        for (uint32_t l = 0; l < g->layers; l++) {
+            uint32_t c = 0;
+            for (uint32_t k = 0; k < g->groups; k++)
+                c += w[l * g->groups + k] == 1;
+            if (ratios[l] != (double)c / g->groups)
+                g->bad |= 512;
+        }
+    } else if (ws != BOSCH_E_STATE) {
+        g->bad |= 1024;
+    }
+    /* The best mask: feasible (the problem's 12 SWA units) once the best
+     * score exists, E_STATE before. */
+    int bs = bosch_progress_best_mask(pr, w, units);
+    if (bs == BOSCH_OK) {
+        size_t swa = 0;
+        for (size_t u = 0; u < units; u++)
+            swa += w[u];
+        if (swa != 12 || isnan(b))
+            g->bad |= 4096;
+        g->best_seen++;
+    } else if (bs != BOSCH_E_STATE || !isnan(b)) {
+        g->bad |= 8192;
+    }
+    if (bosch_progress_best_mask(pr, w, units - 1) != BOSCH_E_INVALID ||
+        bosch_progress_working_mask(pr, w, units + 1) != BOSCH_E_INVALID ||
+        bosch_progress_working_mask(pr, NULL, units) != BOSCH_E_INVALID)
+        g->bad |= 2048;
     g->last_elapsed = e;
     g->last_stage = st;
     g->last_evals = ev;
@@ -219,13 +256,15 @@ START_TEST(progress_callback)
     bosch_problem *p = make_problem(6, 4, 12);
     for (int stop = 0; stop < 2; stop++) {
         bosch_optimizer *opt = make_opt(p, 2, 200);
-        prog g = {opt, 0, 0, 0, 200, 6, stop, 0.0, 0};
+        prog g = {opt, 0, 0, 0, 200, 6, stop, 0.0, 0, 4, 0, 0};
         ck_assert_int_eq(bosch_set_progress(opt, progress_cb, &g), BOSCH_OK);
         ck_assert_int_eq(bosch_set_evaluator(opt, bosch_testbed_eval, tb), BOSCH_OK);
         int st = bosch_optimize(opt);
         bosch_result *res = get_result(opt);
         ck_assert_msg(g.bad == 0, "progress inconsistencies: flags %d", g.bad);
         ck_assert_uint_gt(g.calls, 0);
+        ck_assert_uint_gt(g.masks_seen, 0);
+        ck_assert_uint_gt(g.best_seen, 0);
         if (stop) {
             ck_assert_int_eq(st, BOSCH_FORCED_STOP);
             ck_assert_uint_lt(bosch_result_evaluations(res, -1), 200);

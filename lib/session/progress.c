@@ -1,6 +1,8 @@
 /* Progress events: a view of the session and its method during the call. */
 #include <math.h>
+#include <string.h>
 
+#include "core/bitset.h"
 #include "session/session.h"
 
 struct bosch_progress {
@@ -68,6 +70,35 @@ int bosch_progress_layer_ratios(const bosch_progress *p, double *out, size_t n)
             c += w[(size_t)l * pr->groups + g];
         out[l] = (double)c / pr->groups;
     }
+    return BOSCH_OK;
+}
+
+int bosch_progress_working_mask(const bosch_progress *p, uint8_t *out, size_t units)
+{
+    if (!p || !out)
+        return BOSCH_E_INVALID;
+    const bosch_problem *pr = p->opt->prob;
+    if (units != (size_t)pr->layers * pr->groups)
+        return BOSCH_E_INVALID;
+    const uint8_t *w = lns_work(p->opt->method);
+    if (!w)
+        return BOSCH_E_STATE;
+    memcpy(out, w, units);
+    return BOSCH_OK;
+}
+
+int bosch_progress_best_mask(const bosch_progress *p, uint8_t *out, size_t units)
+{
+    if (!p || !out)
+        return BOSCH_E_INVALID;
+    const bosch_problem *pr = p->opt->prob;
+    if (units != (size_t)pr->layers * pr->groups)
+        return BOSCH_E_INVALID;
+    const int64_t best = lns_best(p->opt->method);
+    if (best < 0)
+        return BOSCH_E_STATE;
+    const eval_store *st = lns_store(p->opt->method);
+    bitset_unpack(st->masks + (size_t)best * st->words, units, out);
     return BOSCH_OK;
 }
 

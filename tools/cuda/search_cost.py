@@ -69,18 +69,28 @@ DTYPE_BYTES = {"f32": 4, "bf16": 2}
 
 def record(bosch, L, G, r, a):
     """The default search's requests on a testbed of shape L x G: a list of
-    batches, each a list of (mask bytes, fidelity, draw); the library's own
-    time; the testbed's clean score of the result."""
+    batches, each a list of (mask bytes, fidelity, draw); the working mask
+    and the best (incumbent) mask the progress callback reported before
+    each batch (None before the first); the library's own time (the
+    evaluator's and the progress callback's excluded); the testbed's clean
+    score of the result."""
     prob = bosch.Problem(L, G, r, ratio=a.rho)
     tb = bosch.Testbed(L, G, seed=a.seed, family=a.family)
-    batches, scores = [], []
-    outside = [0.0]  # time spent in the evaluator (not the library's)
+    batches, working, best = [], [], []
+    outside = [0.0]  # time spent in the evaluator and the progress callback
+    current = [None, None]  # working, best
+
+    def progress(p):
+        t0 = time.perf_counter()
+        current[0], current[1] = p.working_mask, p.best_mask
+        outside[0] += time.perf_counter() - t0
 
     def evaluate(masks, fids, draws):
         t0 = time.perf_counter()
+        working.append(current[0])
+        best.append(current[1])
         batches.append([(bytes(m), float(f), int(d)) for m, f, d in zip(masks, fids, draws)])
         s = tb.score_requests(masks, fids, draws)
-        scores.append(list(s))
         outside[0] += time.perf_counter() - t0
         return s
 
@@ -90,12 +100,12 @@ def record(bosch, L, G, r, a):
         opt.set_option("confirm_top", 1)
         opt.set_screen_fidelity(a.screen)
         opt.set_request_batch_evaluator(evaluate)
+        opt.set_progress(progress)
         t0 = time.perf_counter()
         res = opt.optimize()
         total = time.perf_counter() - t0
         quality = tb.score_clean(res.mask)
-        target = res.swa_units
-    return batches, scores, total - outside[0], quality, target
+    return batches, working, best, total - outside[0], quality
 
 
 def layer_groups(mask, L, G):
@@ -123,38 +133,30 @@ def start_layer(mask, L, G, cache, ref=None):
     return 0
 
 
-def first_change_from_incumbent(batches, L, G, target, scores):
-    """Mean over evaluations (after the first feasible one) of the first
-    layer where the mask differs from the best feasible mask scored before
-    it (fidelity 1, draw 0; feasible = `target` SWA units): how deep a
-    cache of the incumbent's hidden states would let each evaluation
-    start. A statistic of the recorded search, not a price."""
-    best, best_s, firsts = None, -math.inf, []
-    for batch, bscores in zip(batches, scores):
-        for (mask, _f, _d) in batch:
-            if best is not None:
-                diff = next((u // G for u in range(L * G) if mask[u] != best[u]), L)
-                firsts.append(diff)
-        for (mask, fid, draw), sc in zip(batch, bscores):
-            if fid == 1.0 and draw == 0 and sum(mask) == target and sc > best_s:
-                best, best_s = mask, sc
+def first_change(batches, refs, L, G):
+    """Mean over the evaluations with a reference (refs[i] for batch i) of
+    the first layer where the mask differs from it: how deep a cache of the
+    reference's hidden states lets an evaluation start. A statistic of the
+    recorded search, not a price."""
+    firsts = [next((u // G for u in range(L * G) if mask[u] != ref[u]), L)
+              for batch, ref in zip(batches, refs) if ref is not None
+              for mask, _f, _d in batch]
     return sum(firsts) / len(firsts) if firsts else float("nan")
 
 
-def price(batches, scores, L, G, target, prompts, c, h, cache, incumbent):
+def price(batches, refs, L, G, prompts, c, h, cache):
     """Device-seconds of the recorded requests (see the docstring), the
     cache's builds included; also the layers run per evaluation on average.
-    incumbent: the host sets the evaluator's reference
-    (bosch_torch_evaluator_set_reference) to the best feasible mask told so
-    far before each batch, and every change rebuilds the cache (every
-    prompt through the layers below the highest cached one, under the new
-    reference's masks); else the reference is all full, built once."""
+    refs[i]: the evaluator's reference (bosch_torch_evaluator_set_reference)
+    while batch i is scored, None = all full; every change rebuilds the
+    cache (every prompt through the layers below the highest cached one,
+    under the reference's masks)."""
     total, layers_run, n = 0.0, 0, 0
-    ref, built = None, False
-    best, best_s = None, -math.inf
-    for batch, bscores in zip(batches, scores):
-        if incumbent and best is not ref:
-            ref, built = best, False
+    built = False
+    for i, batch in enumerate(batches):
+        ref = refs[i]
+        if i > 0 and refs[i - 1] != ref:
+            built = False
         if cache and not built:
             sg = layer_groups(ref, L, G) if ref else [0] * L
             total += prompts * sum(c[sg[l]] for l in range(max(cache)))
@@ -166,9 +168,6 @@ def price(batches, scores, L, G, target, prompts, c, h, cache, incumbent):
             total += k * (sum(c[sg[l]] for l in range(st, L)) + h)
             layers_run += L - st
             n += 1
-        for (mask, fid, draw), sc in zip(batch, bscores):
-            if fid == 1.0 and draw == 0 and sum(mask) == target and sc > best_s:
-                best, best_s = mask, sc
     return total, layers_run / max(1, n)
 
 
@@ -226,8 +225,11 @@ def main():
         for name in a.shapes.split(","):
             sh = SHAPES[name]
             L, G, r = sh["layers"], sh["kv_heads"], sh["heads"] // sh["kv_heads"]
-            batches, bscores, lib_s, quality, target = record(bosch, L, G, r, a)
-            first = first_change_from_incumbent(batches, L, G, target, bscores)
+            batches, working, best, lib_s, quality = record(bosch, L, G, r, a)
+            references = {"all full": [None] * len(batches), "incumbent": best,
+                          "working mask": working}
+            first = (first_change(batches, references["incumbent"], L, G),
+                     first_change(batches, working, L, G))
             n_eval = sum(len(b) for b in batches)
             sizes = {}
             for b in batches:
@@ -268,10 +270,9 @@ def main():
                 priced = []
                 for gib in budgets:
                     cache = cached_layers(L, per_layer, int(gib * (1 << 30)))
-                    for inc in ((False, True) if cache else (False,)):
-                        s, run = price(batches, bscores, L, G, target, a.prompts, c, h, cache,
-                                       inc)
-                        priced.append((gib, len(cache), inc, s, run))
+                    for kind in (references if cache else ["all full"]):
+                        s, run = price(batches, references[kind], L, G, a.prompts, c, h, cache)
+                        priced.append((gib, len(cache), kind, s, run))
                 replay = {}
                 if a.replay:
                     # The recorded requests through the real evaluator, as the
@@ -281,25 +282,21 @@ def main():
                     # evaluator reads its cache budget from the environment
                     # when it opens).
                     os.environ["BOSCH_TORCH_CACHE_MB"] = str(int(budgets[0] * 1024))
-                    for gib, _n, inc, _s, _r in priced:
+                    for gib, _n, kind, _s, _r in priced:
                         if gib != budgets[0]:
                             continue
+                        refs = references[kind]
                         with backend.Task.niah(a.vocab, a.context, a.prompts,
                                                seed=2) as rtask, \
                                 backend.Evaluator(model, rtask, window=a.window, sink=a.sink,
                                                   prefix_cache=gib > 0) as ev:
-                            best, best_s, ref = None, -math.inf, None
                             t0 = time.perf_counter()
-                            for b, bs in zip(batches, bscores):
-                                if inc and best is not ref:
-                                    ev.set_reference(best)
-                                    ref = best
+                            for i, b in enumerate(batches):
+                                if i > 0 and refs[i] != refs[i - 1]:
+                                    ev.set_reference(refs[i])
                                 ev.score_requests([m for m, _, _ in b], [f for _, f, _ in b],
                                                   [d for _, _, d in b])
-                                for (m, f, d), sc in zip(b, bs):
-                                    if f == 1.0 and d == 0 and sum(m) == target and sc > best_s:
-                                        best, best_s = m, sc
-                            replay[inc] = time.perf_counter() - t0
+                            replay[kind] = time.perf_counter() - t0
                 rows.append((name, L, G, n_eval, sizes, lib_s, quality, first, priced, replay))
         out("Calibration (one prompt; seconds): h = cached input to scores, no layer run; "
             "c(s) = one layer with s of G groups sliding.\n")
@@ -314,21 +311,20 @@ def main():
         out("\nThe search (recorded on the testbed, priced per cache budget):\n")
         out("| shape | units | evaluations | batches (size: count) | result's clean score | "
             "library s (search's own time) | library ms / evaluation | first layer differing "
-            "from the incumbent (mean) | cache GiB | layers cached | cache reference | "
+            "from the incumbent / the working mask (mean) | cache GiB | layers cached | cache reference | "
             "layers run / evaluation | device-s per search | device-hours |" +
             (" replay measured s | replay / priced |" if a.replay else ""))
         out("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if a.replay else ""))
         for name, L, G, n_eval, sizes, lib_s, quality, first, priced, replay in rows:
             sz = ", ".join(f"{k}: {v}" for k, v in sorted(sizes.items()))
-            for i, (gib, ncache, inc, s, run) in enumerate(priced):
+            for i, (gib, ncache, kind, s, run) in enumerate(priced):
                 head = (f"| {name} | {L}x{G} | {n_eval} | {sz} | {quality:.4f} | {lib_s:.3f} | "
-                        f"{1e3 * lib_s / max(1, n_eval):.3f} | {first:.1f} of {L} |" if i == 0
+                        f"{1e3 * lib_s / max(1, n_eval):.3f} | {first[0]:.1f} / {first[1]:.1f} of {L} |" if i == 0
                         else "| | | | | | | | |")
-                ref = "incumbent" if inc else "all full"
-                line = (f"{head} {gib:g} | {ncache} | {ref} | {run:.1f} | {s:.1f} | "
+                line = (f"{head} {gib:g} | {ncache} | {kind} | {run:.1f} | {s:.1f} | "
                         f"{s / 3600:.2f} |")
                 if a.replay:
-                    r = replay.get(inc) if gib == budgets[0] else None
+                    r = replay.get(kind) if gib == budgets[0] else None
                     line += f" {r:.2f} | {r / s:.2f} |" if r is not None else " | |"
                 out(line)
     finally:

@@ -312,6 +312,8 @@ _PROTOTYPES = {
     "bosch_progress_best_score": (c_double, [H]),
     "bosch_progress_layers": (c_uint32, [H]),
     "bosch_progress_layer_ratios": (c_int, [H, c_double_p, c_size_t]),
+    "bosch_progress_working_mask": (c_int, [H, c_uint8_p, c_size_t]),
+    "bosch_progress_best_mask": (c_int, [H, c_uint8_p, c_size_t]),
     "bosch_progress_elapsed": (c_double, [H]),
     "bosch_progress_rate": (c_double, [H]),
     "bosch_progress_eta": (c_double, [H]),

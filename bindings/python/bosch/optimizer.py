@@ -102,6 +102,13 @@ class Progress:
     rate: float = math.nan     # evaluations per second of this process (replays excluded)
     eta: float = math.nan      # seconds until the budget is spent at that rate (NaN: unknown)
     replayed: int = 0          # evaluations answered from a resumed journal so far
+    # the working mask, the one the next candidates are drawn around (units
+    # bytes, 1 = SWA; None before the search has one): give it to
+    # bosch.backend.Evaluator.set_reference
+    working_mask: bytes | None = None
+    # the best feasible mask so far (the incumbent, scored by best_score;
+    # None before one): the better reference for that prefix cache
+    best_mask: bytes | None = None
 
 
 @dataclass
@@ -268,18 +275,26 @@ def _read_result(rh: _ResultHandle, query_heads: int, with_history: bool = True)
         _handle=rh)
 
 
-def _read_progress(p) -> Progress:
+def _read_progress(p, units: int = 0) -> Progress:
     n = lib.bosch_progress_layers(p)
     lr = (ctypes.c_double * n)()
     if n:
         check_status(lib.bosch_progress_layer_ratios(p, lr, n))
     st = lib.bosch_progress_stage(p)
+    working = best = None
+    if units:
+        buf = (ctypes.c_uint8 * units)()
+        if lib.bosch_progress_working_mask(p, buf, units) == 0:
+            working = bytes(buf)
+        if lib.bosch_progress_best_mask(p, buf, units) == 0:
+            best = bytes(buf)
     return Progress(stage=st, stage_name=stage_name(st),
                     evaluations=lib.bosch_progress_evaluations(p),
                     budget=lib.bosch_progress_budget(p),
                     best_score=lib.bosch_progress_best_score(p), layer_ratios=list(lr),
                     elapsed=lib.bosch_progress_elapsed(p), rate=lib.bosch_progress_rate(p),
-                    eta=lib.bosch_progress_eta(p), replayed=lib.bosch_progress_replayed(p))
+                    eta=lib.bosch_progress_eta(p), replayed=lib.bosch_progress_replayed(p),
+                    working_mask=working, best_mask=best)
 
 
 # ----------------------------------------------------------------------------
@@ -379,10 +394,10 @@ def _make_request_batch_eval(fn, state: _CallbackState):
     return REQUEST_BATCH_EVAL_FN(trampoline)
 
 
-def _make_progress(fn, state: _CallbackState):
+def _make_progress(fn, state: _CallbackState, units: int = 0):
     def trampoline(p, user):
         try:
-            fn(_read_progress(p))
+            fn(_read_progress(p, units))
         except BaseException as exc:
             state.capture(exc, stop=True)
 
@@ -890,7 +905,7 @@ class Optimizer:
             self._check(lib.bosch_set_progress(self._handle, PROGRESS_FN(), None))
             self._keep.pop("progress", None)
         else:
-            cb = _make_progress(fn, self._state)
+            cb = _make_progress(fn, self._state, self.units)
             self._check(lib.bosch_set_progress(self._handle, cb, None))
             self._keep["progress"] = cb
         return self

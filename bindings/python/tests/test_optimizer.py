@@ -347,6 +347,15 @@ def test_progress_callback(problem, testbed, make_opt):
         assert all(0.0 <= r <= 1.0 for r in p.layer_ratios)
         assert p.elapsed >= 0.0
         assert math.isnan(p.best_score) or math.isfinite(p.best_score)
+        if p.working_mask is not None:  # its per-layer shares are the layer ratios
+            w, G = p.working_mask, problem.kv_groups
+            assert len(w) == problem.layers * G and set(w) <= {0, 1}
+            assert p.layer_ratios == [sum(w[l * G:(l + 1) * G]) / G
+                                      for l in range(problem.layers)]
+        if p.best_mask is not None:  # feasible, scored by best_score
+            assert sum(p.best_mask) == problem.target_units and math.isfinite(p.best_score)
+    assert sum(p.working_mask is not None for p in events) > 0
+    assert sum(p.best_mask is not None for p in events) > 0
     evals = [p.evaluations for p in events]
     assert evals == sorted(evals)
     assert events[-1].evaluations <= res.total_evaluations
