@@ -73,12 +73,17 @@ int bosch_progress_layer_ratios(const bosch_progress *p, double *out, size_t n)
     return BOSCH_OK;
 }
 
+/* The arguments of the mask accessors: an output of the problem's units. */
+static int mask_args(const bosch_progress *p, const uint8_t *out, size_t units)
+{
+    if (!p || !out || units != (size_t)p->opt->prob->layers * p->opt->prob->groups)
+        return BOSCH_E_INVALID;
+    return BOSCH_OK;
+}
+
 int bosch_progress_working_mask(const bosch_progress *p, uint8_t *out, size_t units)
 {
-    if (!p || !out)
-        return BOSCH_E_INVALID;
-    const bosch_problem *pr = p->opt->prob;
-    if (units != (size_t)pr->layers * pr->groups)
+    if (mask_args(p, out, units) != BOSCH_OK)
         return BOSCH_E_INVALID;
     const uint8_t *w = lns_work(p->opt->method);
     if (!w)
@@ -89,10 +94,7 @@ int bosch_progress_working_mask(const bosch_progress *p, uint8_t *out, size_t un
 
 int bosch_progress_best_mask(const bosch_progress *p, uint8_t *out, size_t units)
 {
-    if (!p || !out)
-        return BOSCH_E_INVALID;
-    const bosch_problem *pr = p->opt->prob;
-    if (units != (size_t)pr->layers * pr->groups)
+    if (mask_args(p, out, units) != BOSCH_OK)
         return BOSCH_E_INVALID;
     const int64_t best = lns_best(p->opt->method);
     if (best < 0)

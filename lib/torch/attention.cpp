@@ -171,14 +171,13 @@ ChunkPlan plan_chunks(int64_t T, int64_t win, int64_t snk) {
     return p;
 }
 
-// Keys (or values) of chunks [c0, c0 + n) for every pair of x [S, Tp, D]
-// (padded to the last chunk's end): the sink keys then the chunk's band
-// [head + c * C - win + 1, head + (c + 1) * C), as [S * n, 1, snk + C + win -
-// 1, D] in one copy.
-torch::Tensor chunk_keys(const torch::Tensor &x, const ChunkPlan &p, int64_t c0, int64_t n,
-                         int64_t win, int64_t snk) {
-    const int64_t S = x.size(0), D = x.size(2), Kb = p.C + win - 1;
-    torch::Tensor band = x.narrow(1, p.head + c0 * p.C - win + 1, n * p.C + win - 1)
+// Keys (or values) of every chunk c for every pair of x [S, Tp, D] (padded
+// to the last chunk's end): the sink keys then the chunk's band
+// [head + c * C - win + 1, head + (c + 1) * C), as [S * chunks, 1, snk + C +
+// win - 1, D] in one copy.
+torch::Tensor chunk_keys(const torch::Tensor &x, const ChunkPlan &p, int64_t win, int64_t snk) {
+    const int64_t S = x.size(0), D = x.size(2), Kb = p.C + win - 1, n = p.chunks;
+    torch::Tensor band = x.narrow(1, p.head - win + 1, n * p.C + win - 1)
                              .unfold(1, Kb, p.C) // [S, n, D, Kb], a view
                              .transpose(2, 3);
     if (snk == 0)
@@ -237,8 +236,8 @@ void banded_fused(const torch::Tensor &q, const torch::Tensor &k, const torch::T
     torch::Tensor tail = out.narrow(2, p.head, T - p.head);
     for (int64_t p0 = 0; p0 < S; p0 += group) {
         const int64_t Sc = std::min(group, S - p0), n = p.chunks;
-        torch::Tensor kc = chunk_keys(kp.narrow(0, p0, Sc), p, 0, n, win, snk);
-        torch::Tensor vc = chunk_keys(vp.narrow(0, p0, Sc), p, 0, n, win, snk);
+        torch::Tensor kc = chunk_keys(kp.narrow(0, p0, Sc), p, win, snk);
+        torch::Tensor vc = chunk_keys(vp.narrow(0, p0, Sc), p, win, snk);
         torch::Tensor qc = qp.narrow(0, p0, Sc)
                                .narrow(2, p.head, n * C)
                                .view({Sc, r, n, C, D})

@@ -26,13 +26,21 @@ namespace bosch_torch {
 
 namespace {
 
+// The value of environment variable `name` when it is a whole number >= 0,
+// else -1 (unset or unparsable: the caller's default).
+int64_t env_count(const char *name) {
+    const char *env = std::getenv(name);
+    if (!env)
+        return -1;
+    char *end = nullptr;
+    const long long n = std::strtoll(env, &end, 10);
+    return end != env && *end == '\0' && n >= 0 ? int64_t(n) : -1;
+}
+
 int64_t default_cache_budget(const torch::Device &dev) {
-    if (const char *env = std::getenv("BOSCH_TORCH_CACHE_MB")) {
-        char *end = nullptr;
-        long long mb = std::strtoll(env, &end, 10);
-        if (end != env && *end == '\0' && mb >= 0)
-            return int64_t(mb) << 20;
-    }
+    const int64_t mb = env_count("BOSCH_TORCH_CACHE_MB");
+    if (mb >= 0)
+        return mb << 20;
     return dev.is_cuda() ? int64_t(8) << 30 : int64_t(2) << 30;
 }
 
@@ -41,12 +49,9 @@ int64_t default_cache_budget(const torch::Device &dev) {
 // activation in bf16, and one such prompt already fills the device); on
 // the CPU no bound (the tests' and the organism's forwards are small).
 int64_t default_forward_tokens(const torch::Device &dev) {
-    if (const char *env = std::getenv("BOSCH_TORCH_FORWARD_TOKENS")) {
-        char *end = nullptr;
-        long long n = std::strtoll(env, &end, 10);
-        if (end != env && *end == '\0' && n >= 0)
-            return int64_t(n);
-    }
+    const int64_t n = env_count("BOSCH_TORCH_FORWARD_TOKENS");
+    if (n >= 0)
+        return n;
     return dev.is_cuda() ? int64_t(1) << 18 : 0;
 }
 
@@ -230,6 +235,12 @@ std::vector<Evaluator::Bucket> Evaluator::subset_buckets(const std::vector<size_
     return out;
 }
 
+int64_t Evaluator::samples_per_forward(const Bucket &b, int64_t candidates) const {
+    if (forward_tokens_ <= 0)
+        return b.M;
+    return std::clamp<int64_t>(forward_tokens_ / std::max<int64_t>(1, candidates * b.T), 1, b.M);
+}
+
 Evaluator::Bucket Evaluator::slice(const Bucket &b, int64_t m0, int64_t mc) {
     if (m0 == 0 && mc == b.M)
         return b;
@@ -345,21 +356,22 @@ void Evaluator::build_cache() {
     if (top == 0)
         return;
     try {
+        // The reference's units [1, L, G] on the device, or undefined for all full.
+        torch::Tensor ref_units;
+        if (!reference_.empty())
+            ref_units = torch::from_blob(const_cast<uint8_t *>(reference_.data()),
+                                         {1, L, model_.kv_heads()},
+                                         torch::TensorOptions().dtype(torch::kUInt8))
+                            .to(model_.device(), torch::kBool);
         for (Bucket &b : buckets_) {
             // In forwards of at most forward_tokens_ tokens, as scoring runs.
-            const int64_t per = forward_tokens_ > 0
-                                    ? std::clamp<int64_t>(forward_tokens_ / b.T, 1, b.M)
-                                    : b.M;
+            const int64_t per = samples_per_forward(b, 1);
             for (int64_t m0 = 0; m0 < b.M; m0 += per) {
                 const int64_t mc = std::min(per, b.M - m0);
                 torch::Tensor h = model_.embed(b.tokens.narrow(0, m0, mc));
-                torch::Tensor units; // the reference's, or undefined for all full
-                if (!reference_.empty())
-                    units = torch::from_blob(const_cast<uint8_t *>(reference_.data()),
-                                             {1, L, model_.kv_heads()},
-                                             torch::TensorOptions().dtype(torch::kUInt8))
-                                .to(model_.device(), torch::kBool)
-                                .expand({mc, L, model_.kv_heads()});
+                const torch::Tensor units =
+                    ref_units.defined() ? ref_units.expand({mc, L, model_.kv_heads()})
+                                        : torch::Tensor();
                 for (int64_t l = 0; l < top; l++) {
                     h = model_.run_layers(h, units, w_, l, l + 1);
                     layer_rows_ += mc;
@@ -393,7 +405,7 @@ int64_t Evaluator::start_layer(const uint8_t *mask) const {
     // its first SWA layer); the layers below it see the reference's states.
     int64_t first = L;
     for (int64_t i = 0; i < L * G; i++)
-        if ((mask[i] != 0) != (reference_.empty() ? false : reference_[size_t(i)] != 0)) {
+        if ((mask[i] != 0) != (!reference_.empty() && reference_[size_t(i)] != 0)) {
             first = i / G;
             break;
         }
@@ -465,11 +477,7 @@ void Evaluator::score_group(const uint8_t *masks, const std::vector<size_t> &idx
     // of the bucket's samples as forward_tokens_ allows (all when unbounded).
     torch::Tensor total = torch::zeros({k}, torch::TensorOptions().dtype(torch::kFloat64).device(dev));
     for (const Bucket &whole : bks) {
-        const int64_t per =
-            forward_tokens_ > 0
-                ? std::clamp<int64_t>(forward_tokens_ / std::max<int64_t>(1, k * whole.T), 1,
-                                      whole.M)
-                : whole.M;
+        const int64_t per = samples_per_forward(whole, k);
         for (int64_t m0 = 0; m0 < whole.M; m0 += per) {
             const Bucket b = slice(whole, m0, std::min(per, whole.M - m0));
             const int64_t B = k * b.M;

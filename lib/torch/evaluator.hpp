@@ -119,6 +119,9 @@ private:
     // Samples [m0, m0 + mc) of a bucket as a bucket of their own: views of
     // its tensors and of its cache (or of its parent's picks).
     static Bucket slice(const Bucket &b, int64_t m0, int64_t mc);
+    // Samples of b per forward of `candidates` candidates under
+    // forward_tokens_ (at least one; all of them when unbounded).
+    int64_t samples_per_forward(const Bucket &b, int64_t candidates) const;
     // The cached all-full input of layer l for the rows of b [M, T, H].
     torch::Tensor cached_input(const Bucket &b, int64_t l) const;
     void build_cache();

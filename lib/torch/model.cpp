@@ -169,20 +169,17 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
     }
     // BOSCH_TORCH_ATTENTION=masked: the all-masked reference attention (SWA
     // units cost as much as full ones); =tiled: the project's own tiles for
-    // every unit, never the fused kernel of torch >= 2; =fused: the fused
-    // kernel for every unit (the default where this libtorch has it: on a
+    // every unit, never the fused kernel of torch >= 2; =fused, or anything
+    // else: the fused kernel for every unit where this libtorch has it (on a
     // GPU a host-driven tile costs more than the work it saves, and on the
     // CPU bench_attention measured the fused band as fast as the tiles at
-    // window 128 and 1.5x as fast at window 1024, 8k tokens); anything
-    // else: the default.
+    // window 128 and 1.5x as fast at window 1024, 8k tokens).
     m->fused_band_ = fused_available();
     if (const char *env = std::getenv("BOSCH_TORCH_ATTENTION")) {
         m->masked_attention_ = std::strcmp(env, "masked") == 0;
         m->tiled_attention_ = std::strcmp(env, "tiled") == 0;
         if (m->tiled_attention_)
             m->fused_band_ = false;
-        else if (std::strcmp(env, "fused") == 0)
-            m->fused_band_ = fused_available();
     }
     const int64_t H = cfg.hidden_size, I = cfg.intermediate_size, D = cfg.head_dim;
     const int64_t nq = cfg.num_attention_heads * D, nkv = cfg.num_key_value_heads * D;
@@ -346,8 +343,8 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
     // A window that covers the sequence (every query sees every earlier key:
     // window + sink >= T) is full attention and takes the full kernel, so
     // that it is full attention bit for bit whatever the kernels: on
-    // PyTorch 2 the full path is one fused kernel and the banded one tiled,
-    // and the two round differently.
+    // PyTorch 2 the full path is one causal fused call and the banded one
+    // masked chunks (or tiles), and the two round differently.
     const bool layer_slides = size_t(layer) < cfg_.layer_sliding.size() &&
                               cfg_.layer_sliding[size_t(layer)] && cfg_.sliding_window < T;
     const bool window_covers = w.window + w.sink >= T;
