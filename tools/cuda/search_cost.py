@@ -152,11 +152,11 @@ def price(batches, refs, L, G, prompts, c, h, cache):
     cache (every prompt through the layers below the highest cached one,
     under the reference's masks)."""
     total, layers_run, n = 0.0, 0, 0
-    built = False
+    built, current = False, None  # the evaluator starts all full
     for i, batch in enumerate(batches):
         ref = refs[i]
-        if i > 0 and refs[i - 1] != ref:
-            built = False
+        if ref != current:
+            built, current = False, ref
         if cache and not built:
             sg = layer_groups(ref, L, G) if ref else [0] * L
             total += prompts * sum(c[sg[l]] for l in range(max(cache)))
@@ -277,10 +277,9 @@ def main():
                 if a.replay:
                     # The recorded requests through the real evaluator, as the
                     # library asked them, for each priced row of the first
-                    # budget: with the incumbent as the cache's reference,
-                    # the host's set_reference before each batch (the
-                    # evaluator reads its cache budget from the environment
-                    # when it opens).
+                    # budget: the host's set_reference whenever the row's
+                    # reference changes before a batch (the evaluator reads
+                    # its cache budget from the environment when it opens).
                     os.environ["BOSCH_TORCH_CACHE_MB"] = str(int(budgets[0] * 1024))
                     for gib, _n, kind, _s, _r in priced:
                         if gib != budgets[0]:
@@ -291,9 +290,11 @@ def main():
                                 backend.Evaluator(model, rtask, window=a.window, sink=a.sink,
                                                   prefix_cache=gib > 0) as ev:
                             t0 = time.perf_counter()
+                            current = None  # the evaluator's: all full
                             for i, b in enumerate(batches):
-                                if i > 0 and refs[i] != refs[i - 1]:
+                                if refs[i] != current:
                                     ev.set_reference(refs[i])
+                                    current = refs[i]
                                 ev.score_requests([m for m, _, _ in b], [f for _, f, _ in b],
                                                   [d for _, _, d in b])
                             replay[kind] = time.perf_counter() - t0
