@@ -486,6 +486,40 @@ static const struct {
      "num_attention_heads"},
 };
 
+/* A Qwen3-MoE config: transformers slides all its layers or none
+ * (use_sliding_window; layer_types ignored), so a partial selection is
+ * refused, nothing written; all or none export with the flag set so. */
+START_TEST(hf_moe_all_or_none)
+{
+    const char *moe = "{\n  \"architectures\": [\"Qwen3MoeForCausalLM\"],\n"
+                      "  \"model_type\": \"qwen3_moe\",\n  \"num_hidden_layers\": 4,\n"
+                      "  \"num_key_value_heads\": 2,\n  \"use_sliding_window\": false,\n"
+                      "  \"sliding_window\": null\n}\n";
+    scratch_write_text(scratch_path("moe.json"), moe);
+    bosch_selection *part = make(4, 2, 4, "00110011");
+    ck_assert_int_eq(bosch_selection_export_hf(part, scratch_path("moe.json"),
+                                               scratch_path("moe-out.json")),
+                     BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(part), "Qwen3MoeForCausalLM"));
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(part), "slides 2 of 4 layers"));
+    ck_assert_int_eq(access(scratch_path("moe-out.json"), F_OK), -1);
+    const char *masks[2] = {"00000000", "11111111"};
+    for (int i = 0; i < 2; i++) {
+        bosch_selection *s = make(4, 2, 4, masks[i]);
+        ck_assert_int_eq(bosch_selection_export_hf(s, scratch_path("moe.json"),
+                                                   scratch_path("moe-out.json")),
+                         BOSCH_OK);
+        json_object *c = read_json(scratch_path("moe-out.json")), *v;
+        ck_assert(json_object_object_get_ex(c, "use_sliding_window", &v));
+        ck_assert_int_eq(json_object_get_boolean(v), i);
+        ck_assert_int_eq(jint(c, "sliding_window"), 128);
+        json_object_put(c);
+        bosch_selection_free(s);
+    }
+    bosch_selection_free(part);
+}
+END_TEST
+
 START_TEST(hf_bad_source)
 {
     bosch_selection *s = make(4, 2, 4, "00110011");
@@ -555,6 +589,7 @@ static Suite *export_suite(void)
     tcase_add_unchecked_fixture(tc, setup, NULL);
     tcase_add_test(tc, hf_config);
     tcase_add_test(tc, hf_projection_exported);
+    tcase_add_test(tc, hf_moe_all_or_none);
     tcase_add_loop_test(tc, hf_bad_source, 0, (int)(sizeof bad_sources / sizeof bad_sources[0]));
     tcase_add_test(tc, hf_errors);
     return s;

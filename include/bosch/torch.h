@@ -118,8 +118,10 @@ BOSCH_TORCH_API const char *bosch_torch_create_error(void);
 /* ------------------------------------------------------------------------ */
 /* Loads `dir`/config.json and `dir`/model.safetensors (or the shards listed
  * in `dir`/model.safetensors.index.json) onto `device` (enum
- * bosch_torch_device) in `dtype` (enum bosch_torch_dtype). Refuses, by name,
- * architectures other than Qwen3ForCausalLM and missing config fields.
+ * bosch_torch_device) in `dtype` (enum bosch_torch_dtype). Reads
+ * Qwen3ForCausalLM and Qwen3MoeForCausalLM (experts one tensor each, as
+ * published, or fused as transformers 5 holds them); refuses, by name, other
+ * architectures and missing config fields (docs/torch.md lists the fields).
  * Tensors stored as f32, bf16 or f16 are converted to `dtype`; a tensor
  * already in `dtype` on the CPU is kept as read (a bf16 checkpoint opened
  * as bf16 holds no f32 copy). A dtype the device's kernels lack is refused

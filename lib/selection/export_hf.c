@@ -104,8 +104,37 @@ static int check_shape(const bosch_selection *s, json_object *cfg, const char *p
     return BOSCH_OK;
 }
 
-/* The four members Qwen3Config reads for per-layer windows. */
-static int set_window_members(const bosch_selection *s, json_object *cfg)
+/* Qwen3MoeForCausalLM: transformers' Qwen3MoeConfig has no per-layer
+ * windows (use_sliding_window slides every layer; layer_types is ignored). */
+static int is_moe_config(json_object *cfg)
+{
+    json_object *v;
+    if (json_object_object_get_ex(cfg, "model_type", &v) &&
+        json_object_is_type(v, json_type_string) &&
+        strcmp(json_object_get_string(v), "qwen3_moe") == 0)
+        return 1;
+    if (json_object_object_get_ex(cfg, "architectures", &v) &&
+        json_object_is_type(v, json_type_array))
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+            json_object *a = json_object_array_get_idx(v, i);
+            if (a && json_object_is_type(a, json_type_string) &&
+                strcmp(json_object_get_string(a), "Qwen3MoeForCausalLM") == 0)
+                return 1;
+        }
+    return 0;
+}
+
+static uint32_t sliding_layers(const bosch_selection *s)
+{
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < s->layers; l++)
+        n += s->mask[(size_t)l * s->kv_groups] != 0;
+    return n;
+}
+
+/* The four members Qwen3Config reads for per-layer windows (a Qwen3-MoE
+ * config: use_sliding_window says whether every layer slides). */
+static int set_window_members(const bosch_selection *s, json_object *cfg, int moe)
 {
     json_object *types = json_object_new_array_ext((int)s->layers);
     if (!types)
@@ -119,7 +148,8 @@ static int set_window_members(const bosch_selection *s, json_object *cfg)
                                                                 : "full_attention"));
     }
     /* json_object_object_add replaces an existing member in place. */
-    json_object_object_add(cfg, "use_sliding_window", json_object_new_boolean(1));
+    json_object_object_add(cfg, "use_sliding_window",
+                           json_object_new_boolean(!moe || sliding_layers(s) > 0));
     json_object_object_add(cfg, "sliding_window", json_object_new_int64((int64_t)s->kv_window));
     /* Ignored when layer_types is given; a reader that still uses it alone
      * (slide every layer from max_window_layers on) gets the right layers
@@ -167,7 +197,15 @@ int bosch_selection_export_hf(const bosch_selection *s, const char *source_confi
     rc = rc ? rc : check_shape(s, cfg, source_config, "num_key_value_heads", s->kv_groups, 0);
     rc = rc ? rc : check_shape(s, cfg, source_config, "num_attention_heads",
                                (int64_t)s->kv_groups * s->heads_per_group, 0);
-    if (rc == BOSCH_OK && set_window_members(s, cfg) != BOSCH_OK)
+    const int moe = rc == BOSCH_OK && is_moe_config(cfg);
+    const uint32_t sliding = sliding_layers(s);
+    if (moe && sliding > 0 && sliding < s->layers)
+        rc = sel_fail(s, BOSCH_E_INVALID,
+                      FN ": %s is a Qwen3MoeForCausalLM config, whose sliding window is all "
+                         "layers or none in transformers (use_sliding_window; layer_types is "
+                         "ignored); the selection slides %u of %u layers",
+                      source_config, sliding, s->layers);
+    if (rc == BOSCH_OK && set_window_members(s, cfg, moe) != BOSCH_OK)
         rc = sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
     const char *text = rc ? NULL : json_object_to_json_string_ext(cfg, JSON_FLAGS);
     if (rc == BOSCH_OK && !text)

@@ -1,4 +1,5 @@
-// Qwen3 checkpoints in the Hugging Face layout: config.json and safetensors.
+// Qwen3 checkpoints in the Hugging Face layout: config.json and safetensors,
+// dense (Qwen3ForCausalLM) or mixture-of-experts (Qwen3MoeForCausalLM).
 // Every reader here is bounds-checked: malformed input yields an error
 // message, never a crash or a read outside the file.
 #pragma once
@@ -24,6 +25,27 @@ struct Qwen3Config {
     // max_position_embeddings when the config gives it (0: not given):
     // longer prompts are refused (check_task).
     int64_t max_position_embeddings = 0;
+    // Qwen3MoeForCausalLM: layer l's MLP is a block of num_experts SwiGLU
+    // experts of moe_intermediate_size (layer_sparse[l] = 1) unless l is in
+    // mlp_only_layers or (l + 1) % decoder_sparse_step != 0; then it is the
+    // dense MLP of intermediate_size (0 when no layer is dense). A router
+    // sends each token to its num_experts_per_tok most probable experts,
+    // weighted by their softmax probabilities (renormalised over those
+    // experts when norm_topk_prob). Absent fields take transformers'
+    // Qwen3MoeConfig defaults.
+    bool moe = false;
+    int64_t num_experts = 0, num_experts_per_tok = 0, moe_intermediate_size = 0;
+    bool norm_topk_prob = false;
+    std::vector<uint8_t> layer_sparse; // empty for the dense architecture
+    bool sparse(int64_t layer) const {
+        return size_t(layer) < layer_sparse.size() && layer_sparse[size_t(layer)];
+    }
+    bool any_dense_mlp() const {
+        for (size_t l = 0; l < size_t(num_hidden_layers); l++)
+            if (!sparse(int64_t(l)))
+                return true;
+        return false;
+    }
 };
 
 using TensorMap = std::map<std::string, torch::Tensor>;
@@ -34,7 +56,15 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg);
 std::string read_safetensors(const std::string &path, TensorMap &out);
 // model.safetensors, or every shard named in model.safetensors.index.json.
 std::string load_weights(const std::string &dir, TensorMap &out);
-// Checks that every tensor the forward needs exists with the right shape.
+// Mixture-of-experts checkpoints store each expert's projections apart
+// (model.layers.L.mlp.experts.E.{gate,up,down}_proj.weight, the hub layout)
+// or fused as transformers 5 holds them (mlp.experts.gate_up_proj
+// [E, 2 x moe_intermediate_size, H], mlp.experts.down_proj [E, H, moe_i]).
+// Rewrites the first layout into the second in place, so that both load,
+// check and hash alike; a no-op for dense configs and fused checkpoints.
+std::string fuse_experts(const Qwen3Config &cfg, TensorMap &w);
+// Checks that every tensor the forward needs exists with the right shape
+// (experts in the fused layout: call fuse_experts first).
 std::string check_weights(const Qwen3Config &cfg, const TensorMap &w);
 // The parameters the config implies (what the weights must hold), in
 // floating point so that absurd sizes do not overflow.

@@ -152,6 +152,101 @@ std::string read_sliding_layers(json_object *r, Qwen3Config &cfg) {
     return "";
 }
 
+// An optional non-negative integer field; `dflt` when absent or null.
+std::string get_count(json_object *r, const char *name, int64_t dflt, int64_t &out) {
+    json_object *v = field(r, name);
+    if (!v || json_object_get_type(v) == json_type_null) {
+        out = dflt;
+        return "";
+    }
+    if (json_object_get_type(v) != json_type_int || json_object_get_int64(v) < 0 ||
+        json_object_get_int64(v) > kMaxDim)
+        return std::string("field ") + name + " must be a non-negative integer (got " +
+               json_object_to_json_string(v) + ")";
+    out = json_object_get_int64(v);
+    return "";
+}
+
+// Qwen3MoeForCausalLM's fields, with Qwen3MoeConfig's defaults. Its sliding
+// window is all or nothing, as transformers applies it: with
+// use_sliding_window every layer slides over sliding_window (Qwen3MoeConfig
+// has no layer_types or max_window_layers, and transformers ignores them).
+std::string read_moe(json_object *r, Qwen3Config &cfg) {
+    const int64_t L = cfg.num_hidden_layers;
+    int64_t experts = 0, local = 0, step = 0, moe_i = 0, k = 0;
+    std::string e;
+    if (!(e = get_count(r, "num_experts", -1, experts)).empty() ||
+        !(e = get_count(r, "num_local_experts", -1, local)).empty() ||
+        !(e = get_count(r, "decoder_sparse_step", 1, step)).empty() ||
+        !(e = get_count(r, "moe_intermediate_size", 768, moe_i)).empty() ||
+        !(e = get_count(r, "num_experts_per_tok", 8, k)).empty())
+        return e;
+    // transformers 5 writes num_local_experts (its attribute_map), the
+    // published checkpoints num_experts.
+    if (experts >= 0 && local >= 0 && experts != local)
+        return "num_experts (" + std::to_string(experts) + ") conflicts with num_local_experts (" +
+               std::to_string(local) + ")";
+    cfg.num_experts = experts >= 0 ? experts : local >= 0 ? local : 128;
+    if (step == 0)
+        return "field decoder_sparse_step must be positive (got 0)";
+    cfg.moe_intermediate_size = moe_i;
+    cfg.num_experts_per_tok = k;
+    if (json_object *n = field(r, "norm_topk_prob")) {
+        if (json_object_get_type(n) != json_type_boolean)
+            return std::string("field norm_topk_prob must be a boolean (got ") +
+                   jsonu::type_name(n) + ")";
+        cfg.norm_topk_prob = json_object_get_boolean(n) != 0;
+    }
+    std::vector<uint8_t> mlp_only(size_t(L), 0);
+    json_object *m = field(r, "mlp_only_layers");
+    if (m && json_object_get_type(m) != json_type_null) {
+        if (json_object_get_type(m) != json_type_array)
+            return std::string("field mlp_only_layers must be an array (got ") +
+                   jsonu::type_name(m) + ")";
+        for (size_t i = 0; i < json_object_array_length(m); i++) {
+            json_object *x = json_object_array_get_idx(m, i);
+            if (!x || json_object_get_type(x) != json_type_int || json_object_get_int64(x) < 0 ||
+                json_object_get_int64(x) >= L)
+                return "mlp_only_layers[" + std::to_string(i) + "] is " +
+                       (x ? json_object_to_json_string(x) : "null") + " (layers are 0.." +
+                       std::to_string(L - 1) + ")";
+            mlp_only[size_t(json_object_get_int64(x))] = 1;
+        }
+    }
+    cfg.layer_sparse.assign(size_t(L), 0);
+    for (int64_t l = 0; l < L; l++)
+        cfg.layer_sparse[size_t(l)] =
+            !mlp_only[size_t(l)] && cfg.num_experts > 0 && (l + 1) % step == 0;
+    bool sparse = false;
+    for (uint8_t s : cfg.layer_sparse)
+        sparse = sparse || s;
+    if (sparse && (cfg.moe_intermediate_size == 0 || cfg.num_experts_per_tok == 0))
+        return std::string("field ") +
+               (cfg.moe_intermediate_size == 0 ? "moe_intermediate_size" : "num_experts_per_tok") +
+               " must be positive";
+    if (sparse && cfg.num_experts_per_tok > cfg.num_experts)
+        return "num_experts_per_tok (" + std::to_string(cfg.num_experts_per_tok) +
+               ") exceeds num_experts (" + std::to_string(cfg.num_experts) + ")";
+
+    cfg.layer_sliding.assign(size_t(L), 0);
+    cfg.sliding_window = 0;
+    if (json_object *u = field(r, "use_sliding_window")) {
+        if (json_object_get_type(u) != json_type_boolean)
+            return std::string("field use_sliding_window must be a boolean (got ") +
+                   jsonu::type_name(u) + ")";
+        if (json_object_get_boolean(u)) {
+            json_object *w = field(r, "sliding_window");
+            if (!w || json_object_get_type(w) == json_type_null)
+                return "use_sliding_window is true but sliding_window is not set";
+            e = get_int(r, "sliding_window", cfg.sliding_window);
+            if (!e.empty())
+                return e;
+            cfg.layer_sliding.assign(size_t(L), 1);
+        }
+    }
+    return "";
+}
+
 } // namespace
 
 std::string load_config(const std::string &dir, Qwen3Config &cfg) {
@@ -178,21 +273,24 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
         return std::string(P + ": field architectures must be an array (got ") +
                jsonu::type_name(arch) + ")";
     size_t narch = json_object_array_length(arch);
-    bool ok = false;
+    bool dense = false, moe = false;
     std::string names;
     for (size_t i = 0; i < narch; i++) {
         json_object *a = json_object_array_get_idx(arch, i);
         if (!a || json_object_get_type(a) != json_type_string)
             return P + ": architectures must hold strings";
         std::string s = json_object_get_string(a);
-        if (s == "Qwen3ForCausalLM")
-            ok = true;
+        dense = dense || s == "Qwen3ForCausalLM";
+        moe = moe || s == "Qwen3MoeForCausalLM";
         names += (names.empty() ? "" : ", ") + s;
     }
-    if (!ok)
+    if (dense && moe)
+        return P + ": architectures names both Qwen3ForCausalLM and Qwen3MoeForCausalLM";
+    if (!dense && !moe)
         return P + ": unsupported architecture " +
                (names.empty() ? std::string("(none listed)") : names) +
-               " (only Qwen3ForCausalLM is supported)";
+               " (supported: Qwen3ForCausalLM, Qwen3MoeForCausalLM)";
+    cfg.moe = moe;
 
     // Sizes.
     struct {
@@ -208,9 +306,25 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
         {"head_dim", &cfg.head_dim},
     };
     for (auto &f : ints) {
+        // Qwen3MoeConfig has defaults for these two (head_dim: hidden_size /
+        // num_attention_heads, as its attention reads it; intermediate_size
+        // 6144) and does not write head_dim into config.json.
+        if (moe && !present(r, f.name) && f.dst == &cfg.head_dim)
+            continue;
+        if (moe && !present(r, f.name) && f.dst == &cfg.intermediate_size) {
+            cfg.intermediate_size = 6144;
+            continue;
+        }
         err = get_int(r, f.name, *f.dst);
         if (!err.empty())
             return P + ": " + err;
+    }
+    if (cfg.head_dim == 0) {
+        if (cfg.hidden_size % cfg.num_attention_heads != 0)
+            return P + ": missing field head_dim (and hidden_size " +
+                   std::to_string(cfg.hidden_size) + " is not a multiple of num_attention_heads " +
+                   std::to_string(cfg.num_attention_heads) + ")";
+        cfg.head_dim = cfg.hidden_size / cfg.num_attention_heads;
     }
     if (cfg.num_attention_heads % cfg.num_key_value_heads != 0)
         return P + ": num_attention_heads (" + std::to_string(cfg.num_attention_heads) +
@@ -281,7 +395,7 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
         if (json_object_get_boolean(b))
             return P + ": attention_bias = true is not supported";
     }
-    err = read_sliding_layers(r, cfg);
+    err = moe ? read_moe(r, cfg) : read_sliding_layers(r, cfg);
     if (!err.empty())
         return P + ": " + err;
     if (json_object *m = field(r, "max_position_embeddings")) {
@@ -304,9 +418,14 @@ ParameterTerms parameter_terms(const Qwen3Config &c) {
     const double H = double(c.hidden_size), I = double(c.intermediate_size),
                  D = double(c.head_dim), q = double(c.num_attention_heads) * D,
                  kv = double(c.num_key_value_heads) * D;
-    const double layer = 2 * q * H + 2 * kv * H + 3 * I * H + 2 * H + 2 * D;
+    const double attention = 2 * q * H + 2 * kv * H + 2 * H + 2 * D;
+    const double dense = 3 * I * H,
+                 experts = double(c.num_experts) *
+                           (3 * double(c.moe_intermediate_size) * H + H); // + the router
     ParameterTerms t;
-    t.layers = double(c.num_hidden_layers) * layer;
+    t.layers = 0;
+    for (int64_t l = 0; l < c.num_hidden_layers; l++)
+        t.layers += attention + (c.sparse(l) ? experts : dense);
     t.tables = double(c.vocab_size) * H * (c.tie_word_embeddings ? 1 : 2);
     t.total = t.layers + t.tables + H; // + the final norm
     return t;
@@ -321,16 +440,20 @@ std::string check_memory(const Qwen3Config &c, double memory_bytes) {
     if (!(bytes > memory_bytes))
         return "";
     const double layers = t.layers, table = double(c.vocab_size) * double(c.hidden_size);
-    char buf[512];
+    char buf[640];
+    std::string moe_terms;
+    if (c.moe)
+        moe_terms = ", num_experts " + std::to_string(c.num_experts) +
+                    ", moe_intermediate_size " + std::to_string(c.moe_intermediate_size);
     if (layers >= table)
         std::snprintf(buf, sizeof buf,
                       "config.json implies %.3g parameters, mostly num_hidden_layers %lld x %.3g "
                       "per layer (hidden_size %lld, intermediate_size %lld, "
-                      "num_attention_heads %lld, num_key_value_heads %lld, head_dim %lld)",
+                      "num_attention_heads %lld, num_key_value_heads %lld, head_dim %lld%s)",
                       params, (long long)c.num_hidden_layers, layers / double(c.num_hidden_layers),
                       (long long)c.hidden_size, (long long)c.intermediate_size,
                       (long long)c.num_attention_heads, (long long)c.num_key_value_heads,
-                      (long long)c.head_dim);
+                      (long long)c.head_dim, moe_terms.c_str());
     else
         std::snprintf(buf, sizeof buf,
                       "config.json implies %.3g parameters, mostly vocab_size %lld x "

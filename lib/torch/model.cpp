@@ -89,6 +89,14 @@ std::string model_identity(const Qwen3Config &c, const TensorMap &w) {
     std::string cfg(buf, size_t(std::max(n, 0)));
     for (uint8_t l : c.layer_sliding)
         cfg += char('0' + l);
+    if (c.moe) { // dense models keep the identity they had before MoE support
+        n = std::snprintf(buf, sizeof buf, " moe %lld %lld %lld %d ", (long long)c.num_experts,
+                          (long long)c.num_experts_per_tok, (long long)c.moe_intermediate_size,
+                          int(c.norm_topk_prob));
+        cfg.append(buf, size_t(std::max(n, 0)));
+        for (uint8_t l : c.layer_sparse)
+            cfg += char('0' + l);
+    }
     XXH3_state_t *st = XXH3_createState();
     if (!st)
         throw std::bad_alloc();
@@ -138,6 +146,9 @@ std::unique_ptr<Model> Model::load(const std::string &dir, torch::Device device,
     err = load_weights(dir, w);
     if (!err.empty())
         invalid(err);
+    err = fuse_experts(cfg, w);
+    if (!err.empty())
+        invalid(err);
     err = check_weights(cfg, w);
     if (!err.empty())
         invalid(err);
@@ -149,9 +160,15 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
     if (cfg.num_hidden_layers <= 0 || cfg.num_key_value_heads <= 0 ||
         cfg.num_attention_heads % cfg.num_key_value_heads != 0 || cfg.head_dim <= 0 ||
         cfg.head_dim % 2 != 0 || cfg.vocab_size <= 0 || cfg.hidden_size <= 0 ||
-        cfg.intermediate_size <= 0)
+        (cfg.intermediate_size <= 0 && cfg.any_dense_mlp()) ||
+        (cfg.moe && cfg.layer_sparse.size() != size_t(cfg.num_hidden_layers)))
         invalid("checkpoint: inconsistent config");
     probe_dtype(device, dtype);
+    {
+        std::string err = fuse_experts(cfg, w); // the experts' layout, before the identity
+        if (!err.empty())
+            invalid("checkpoint: " + err);
+    }
     std::unique_ptr<Model> m(new Model(cfg, device, dtype));
     m->identity_ = model_identity(cfg, w); // before the tensors leave the map
     // Tiles of the attention scores / MLP intermediates: larger on a GPU
@@ -199,11 +216,12 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
     m->layers_.resize(size_t(cfg.num_hidden_layers));
     for (int64_t l = 0; l < cfg.num_hidden_layers; l++) {
         LayerWeights &L = m->layers_[size_t(l)];
-        struct {
+        struct Spec {
             torch::Tensor *dst;
             const char *name;
-            std::initializer_list<int64_t> shape;
-        } spec[] = {
+            std::vector<int64_t> shape;
+        };
+        std::vector<Spec> spec = {
             {&L.input_norm, "input_layernorm.weight", {H}},
             {&L.q_proj, "self_attn.q_proj.weight", {nq, H}},
             {&L.k_proj, "self_attn.k_proj.weight", {nkv, H}},
@@ -212,14 +230,23 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
             {&L.q_norm, "self_attn.q_norm.weight", {D}},
             {&L.k_norm, "self_attn.k_norm.weight", {D}},
             {&L.post_norm, "post_attention_layernorm.weight", {H}},
-            {&L.gate_proj, "mlp.gate_proj.weight", {I, H}},
-            {&L.up_proj, "mlp.up_proj.weight", {I, H}},
-            {&L.down_proj, "mlp.down_proj.weight", {H, I}},
         };
-        for (auto &s : spec) {
+        const int64_t E = cfg.num_experts, Im = cfg.moe_intermediate_size;
+        if (cfg.sparse(l))
+            spec.insert(spec.end(),
+                        {{&L.router, "mlp.gate.weight", {E, H}},
+                         {&L.experts_gate_up, "mlp.experts.gate_up_proj", {E, 2 * Im, H}},
+                         {&L.experts_down, "mlp.experts.down_proj", {E, H, Im}}});
+        else
+            spec.insert(spec.end(), {{&L.gate_proj, "mlp.gate_proj.weight", {I, H}},
+                                     {&L.up_proj, "mlp.up_proj.weight", {I, H}},
+                                     {&L.down_proj, "mlp.down_proj.weight", {H, I}}});
+        for (const Spec &s : spec) {
             std::string name = layer_name(l, s.name);
             *s.dst = take(w, name, device, dtype);
-            expect_shape(*s.dst, name, s.shape);
+            if (s.dst->sizes() != c10::IntArrayRef(s.shape))
+                invalid("checkpoint: tensor " + name + " has shape " + c10::str(s.dst->sizes()) +
+                        ", expected " + c10::str(c10::IntArrayRef(s.shape)));
         }
     }
     return m;
@@ -233,7 +260,8 @@ int64_t Model::param_bytes() const {
     for (const LayerWeights &L : layers_)
         for (const torch::Tensor *t : {&L.input_norm, &L.q_proj, &L.k_proj, &L.v_proj, &L.o_proj,
                                        &L.q_norm, &L.k_norm, &L.post_norm, &L.gate_proj,
-                                       &L.up_proj, &L.down_proj})
+                                       &L.up_proj, &L.down_proj, &L.router, &L.experts_gate_up,
+                                       &L.experts_down})
             n += bytes(*t);
     return int64_t(n);
 }
@@ -447,35 +475,20 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
     return torch::linear(o, L.o_proj);
 }
 
-// SiLU rounded once, as PyTorch 2 computes it for bf16 / f16 (in f32
-// inside the kernel): libtorch 1.13's reduced-precision CPU SiLU rounds
-// x * sigmoid(x) twice, which put its bf16 logits 1.3x as far from
-// transformers' f32 as transformers' own bf16 (tools/hf_parity.py).
-static torch::Tensor silu_rounded_once(const torch::Tensor &g) {
-#if TORCH_VERSION_MAJOR < 2
-    if (g.scalar_type() != torch::kFloat32)
-        return torch::silu(g.to(torch::kFloat32)).to(g.scalar_type());
-#endif
-    return torch::silu(g);
-}
-
 torch::Tensor Model::mlp(int64_t layer, const torch::Tensor &x) const {
     const LayerWeights &L = layers_[size_t(layer)];
-    const int64_t B = x.size(0), T = x.size(1), H = x.size(2), I = cfg_.intermediate_size;
+    const int64_t B = x.size(0), T = x.size(1), H = x.size(2);
     const int64_t rows = B * T;
-    const int64_t per_row = std::max<int64_t>(1, I * int64_t(x.element_size()) * 3);
+    const int64_t per_row =
+        std::max<int64_t>(1, feed_forward_row_bytes(cfg_, L, int64_t(x.element_size())));
     const int64_t block = std::max<int64_t>(1, block_bytes_ / per_row);
     torch::Tensor flat = x.reshape({rows, H});
-    auto f = [&](const torch::Tensor &xb) {
-        torch::Tensor gate = silu_rounded_once(torch::linear(xb, L.gate_proj));
-        return torch::linear(gate * torch::linear(xb, L.up_proj), L.down_proj);
-    };
     if (block >= rows)
-        return f(flat).view({B, T, H});
+        return feed_forward(cfg_, L, flat).view({B, T, H});
     torch::Tensor out = torch::empty({rows, H}, x.options());
     for (int64_t r0 = 0; r0 < rows; r0 += block) {
         const int64_t n = std::min(block, rows - r0);
-        out.narrow(0, r0, n).copy_(f(flat.narrow(0, r0, n)));
+        out.narrow(0, r0, n).copy_(feed_forward(cfg_, L, flat.narrow(0, r0, n)));
     }
     return out.view({B, T, H});
 }

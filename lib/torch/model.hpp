@@ -1,11 +1,13 @@
-// Qwen3 forward with a per-(layer, KV group) attention mask: each unit attends
+// Qwen3 (dense or mixture-of-experts) forward with a per-(layer, KV group)
+// attention mask: each unit attends
 // either with full causal attention or with a sliding window plus sink tokens.
 // Semantics follow Hugging Face modeling_qwen3.py (eager attention) exactly:
 //   RMSNorm: x * rsqrt(mean(x^2) + eps) in fp32, cast back, then weight * x;
 //   q/k/v projections, per-head q_norm/k_norm before RoPE (rotate_half),
 //   GQA (KV head j serves query heads j*r .. j*r+r-1), scale head_dim^-0.5,
 //   scores + mask, softmax in fp32, o_proj, residual, post-attention norm,
-//   SwiGLU MLP, residual; final norm and lm_head (or tied embeddings).
+//   SwiGLU MLP (or Qwen3-MoE's routed experts), residual; final norm and
+//   lm_head (or tied embeddings).
 //
 // Every function may throw (c10::Error, std::exception); the C shim catches.
 #pragma once
@@ -26,9 +28,21 @@
 namespace bosch_torch {
 
 struct LayerWeights {
-    torch::Tensor input_norm, q_proj, k_proj, v_proj, o_proj, q_norm, k_norm, post_norm, gate_proj,
-        up_proj, down_proj;
+    torch::Tensor input_norm, q_proj, k_proj, v_proj, o_proj, q_norm, k_norm, post_norm;
+    // A dense layer's MLP ...
+    torch::Tensor gate_proj, up_proj, down_proj;
+    // ... or a mixture-of-experts layer's (Qwen3-MoE): router [E, H], the
+    // experts' fused gate/up [E, 2 moe_i, H] and down [E, H, moe_i].
+    torch::Tensor router, experts_gate_up, experts_down;
 };
+
+// The feed-forward of one layer on rows x [N, H] (moe.cpp): SwiGLU, or the
+// router and its top-k experts when L.router is defined, as transformers
+// computes them; and the bytes of its temporaries per row.
+torch::Tensor feed_forward(const Qwen3Config &c, const LayerWeights &L, const torch::Tensor &x);
+int64_t feed_forward_row_bytes(const Qwen3Config &c, const LayerWeights &L, int64_t elem);
+// SiLU rounded once in reduced precision, as PyTorch 2 computes it.
+torch::Tensor silu_rounded_once(const torch::Tensor &g);
 
 // Sliding-window geometry shared by all SWA units of a forward: query t sees
 // key s iff s <= t and (s > t - window or s < sink).

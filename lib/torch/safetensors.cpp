@@ -371,9 +371,16 @@ std::string check_weights(const Qwen3Config &cfg, const TensorMap &w) {
         need.push_back({p + "self_attn.q_norm.weight", {hd}});
         need.push_back({p + "self_attn.k_norm.weight", {hd}});
         need.push_back({p + "post_attention_layernorm.weight", {H}});
-        need.push_back({p + "mlp.gate_proj.weight", {I, H}});
-        need.push_back({p + "mlp.up_proj.weight", {I, H}});
-        need.push_back({p + "mlp.down_proj.weight", {H, I}});
+        if (cfg.sparse(l)) {
+            const int64_t E = cfg.num_experts, Im = cfg.moe_intermediate_size;
+            need.push_back({p + "mlp.gate.weight", {E, H}});
+            need.push_back({p + "mlp.experts.gate_up_proj", {E, 2 * Im, H}});
+            need.push_back({p + "mlp.experts.down_proj", {E, H, Im}});
+        } else {
+            need.push_back({p + "mlp.gate_proj.weight", {I, H}});
+            need.push_back({p + "mlp.up_proj.weight", {I, H}});
+            need.push_back({p + "mlp.down_proj.weight", {H, I}});
+        }
     }
     need.push_back({"model.norm.weight", {H}});
     // Tied checkpoints usually omit lm_head; if one is present it must still have the right shape.

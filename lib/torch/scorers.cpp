@@ -51,7 +51,7 @@ struct Weights {
 };
 
 Weights weights_of(Model &m, int64_t len, bool for_backward) {
-    auto pick = [&](const torch::Tensor &t) { return for_backward ? plain(t) : t; };
+    auto pick = [&](const torch::Tensor &t) { return for_backward && t.defined() ? plain(t) : t; };
     Weights w;
     for (int64_t l = 0; l < m.layers(); l++) {
         const LayerWeights &s = m.layer(l);
@@ -67,6 +67,9 @@ Weights weights_of(Model &m, int64_t len, bool for_backward) {
         c.gate_proj = pick(s.gate_proj);
         c.up_proj = pick(s.up_proj);
         c.down_proj = pick(s.down_proj);
+        c.router = pick(s.router);
+        c.experts_gate_up = pick(s.experts_gate_up);
+        c.experts_down = pick(s.experts_down);
         w.layers.push_back(c);
     }
     w.final_norm = pick(m.final_norm_weight());
@@ -118,7 +121,12 @@ torch::Tensor heads_of(const torch::Tensor &probs, const torch::Tensor &v) {
     return torch::matmul(pr, v).view({1, G, r, T, D});
 }
 
-torch::Tensor mlp(const LayerWeights &L, const torch::Tensor &x) {
+// x [1, T, H]. The experts' routing is differentiable as in transformers:
+// gradients flow through the router's weights of the chosen experts, the
+// choice itself (top-k) is piecewise constant.
+torch::Tensor mlp(const Model &m, const LayerWeights &L, const torch::Tensor &x) {
+    if (L.router.defined())
+        return feed_forward(m.config(), L, x.reshape({-1, x.size(-1)})).view(x.sizes());
     return torch::linear(torch::silu(torch::linear(x, L.gate_proj)) * torch::linear(x, L.up_proj),
                          L.down_proj);
 }
@@ -161,7 +169,7 @@ torch::Tensor gated_nll_with(Model &m, const Weights &wt, const Sample &s,
         torch::Tensor mixed = g * of + torch::rsub(g, 1.0) * os;
         torch::Tensor o = mixed.permute({0, 3, 1, 2, 4}).reshape({1, T, nH * D});
         h = h + torch::linear(o, L.o_proj);
-        h = h + mlp(L, m.rms_norm(h, L.post_norm));
+        h = h + mlp(m, L, m.rms_norm(h, L.post_norm));
     }
     // Answer token j is predicted at position P - 1 + j.
     torch::Tensor hs = h.narrow(1, P - 1, A);

@@ -433,5 +433,31 @@ expect 0 "wrote" "$BOSCH" search $COMMON --budget 20 --strategy mads --batch-siz
 flat "$T/pf.json" | grep -q '"prefix_cache":false' || fail "search: prefix_cache not recorded"
 flat "$T/pf.json" | grep -q '"batch_size":1,' || fail "search: batch_size not recorded"
 expect 2 "bad value '0' for --batch-size" "$BOSCH" search $COMMON --batch-size 0
+# Qwen3-MoE: search, baseline, eval and export on a tiny Qwen3MoeForCausalLM
+# (4 experts, 2 per token; layer 1 dense through mlp_only_layers; seed 3:
+# its random weights separate the anchors, full above all-SWA).
+"$MAKE" "$T/moe" --experts 4 --experts-per-tok 2 --moe-intermediate 16 --mlp-only 1 --seed 3 ||
+    fail "cannot write the tiny MoE checkpoint"
+MOE="--model $T/moe --niah --context 64 --samples 2 --metric logprob --device cpu"
+expect 0 "wrote" "$BOSCH" search $MOE --budget 30 --out "$T/moe-a"
+grep -q "numerical noise [0-9]" "$T/out" || fail "moe search: the evaluator's noise not reported"
+expect 0 "score " "$BOSCH" eval --mask "$T/moe-a.json" $MOE
+for k in ablation fisher layer-probe; do
+    expect 0 "wrote" "$BOSCH" baseline --kind $k $MOE --ratio 0.5 --out "$T/moe-$k"
+done
+expect 0 "recent_size 16" "$BOSCH" export --format duo --out "$T/moe-duo" "$T/moe-a.json"
+# transformers slides all layers of a Qwen3-MoE or none: 2 of 4 is refused,
+# nothing written; all of them exports, and the exported model loads with
+# every layer sliding.
+expect 1 "slides 2 of 4 layers" "$BOSCH" export --format hf --out "$T/moe-hf" \
+    "$T/moe-layer-probe.json"
+[ -e "$T/moe-hf/config.json" ] && fail "moe export: a refused config was written"
+expect 0 "wrote" "$BOSCH" baseline --kind layer-probe $MOE --ratio 1 --out "$T/moe-all"
+expect 0 "sliding layers: 0 1 2 3" "$BOSCH" export --format hf --out "$T/moe-hf2" \
+    "$T/moe-all.json"
+flat "$T/moe-hf2/config.json" | grep -q '"use_sliding_window":true' ||
+    fail "moe export: use_sliding_window not set"
+expect 0 "0,1,2,3 slide over 16 tokens" "$BOSCH" eval --mask "$T/moe-all.json" --model "$T/moe-hf2" \
+    --niah --context 64 --samples 2 --metric logprob --device cpu
 echo "cli torch: ok"
 exit 0

@@ -7,6 +7,10 @@
 //   cli_make_tiny_checkpoint DIR [VOCAB] [--layers N] [--hidden H]
 //       [--heads Q] [--kv-heads K] [--head-dim D] [--intermediate I]
 //       [--dtype f32|bf16] [--tie] [--seed S]
+//       [--experts E [--experts-per-tok K] [--moe-intermediate I]
+//        [--sparse-step N] [--mlp-only L,L,...] [--fused-experts]]
+// --experts E > 0 writes a Qwen3MoeForCausalLM (one tensor per expert, the
+// hub's layout, unless --fused-experts).
 #include "../torch/tiny_checkpoint.hpp"
 
 #include <cstdio>
@@ -45,7 +49,11 @@ int main(int argc, char **argv)
                     {"--heads", &spec.heads, 1, 1024},
                     {"--kv-heads", &spec.kv_heads, 1, 1024},
                     {"--head-dim", &spec.head_dim, 2, 1024},
-                    {"--intermediate", &spec.intermediate, 1, 1 << 18}};
+                    {"--intermediate", &spec.intermediate, 1, 1 << 18},
+                    {"--experts", &spec.experts, 0, 4096},
+                    {"--experts-per-tok", &spec.experts_per_tok, 1, 4096},
+                    {"--moe-intermediate", &spec.moe_intermediate, 1, 1 << 18},
+                    {"--sparse-step", &spec.sparse_step, 1, 1024}};
         bool done = false;
         for (auto &o : ints)
             if (a == o.name) {
@@ -70,6 +78,25 @@ int main(int argc, char **argv)
             i++;
         } else if (a == "--tie") {
             spec.tie = true;
+        } else if (a == "--fused-experts") {
+            spec.fused_experts = true;
+        } else if (a == "--mlp-only" && v) {
+            std::string list = v;
+            for (size_t at = 0; at <= list.size();) {
+                size_t comma = list.find(',', at);
+                std::string item = list.substr(at, comma == std::string::npos ? std::string::npos
+                                                                               : comma - at);
+                int64_t l = 0;
+                if (!parse_int(item.c_str(), 0, 1023, l)) {
+                    std::fprintf(stderr, "%s: bad value for --mlp-only\n", argv[0]);
+                    return 2;
+                }
+                spec.mlp_only_layers.push_back(l);
+                if (comma == std::string::npos)
+                    break;
+                at = comma + 1;
+            }
+            i++;
         } else if (a[0] != '-' && !dir) {
             dir = argv[i];
         } else if (a[0] != '-' && !vocab_given) {
@@ -82,13 +109,18 @@ int main(int argc, char **argv)
             std::fprintf(stderr,
                          "usage: %s DIR [VOCAB] [--layers N] [--hidden H] [--heads Q] "
                          "[--kv-heads K] [--head-dim D] [--intermediate I] [--dtype f32|bf16] "
-                         "[--tie] [--seed S]\n",
+                         "[--tie] [--seed S] [--experts E] [--experts-per-tok K] "
+                         "[--moe-intermediate I] [--sparse-step N] [--mlp-only L,...] "
+                         "[--fused-experts]\n",
                          argv[0]);
             return 2;
         }
     }
-    if (!dir || spec.heads % spec.kv_heads != 0 || spec.head_dim % 2 != 0) {
-        std::fprintf(stderr, "%s: need DIR, heads divisible by kv-heads, an even head-dim\n",
+    if (!dir || spec.heads % spec.kv_heads != 0 || spec.head_dim % 2 != 0 ||
+        (spec.experts && spec.experts_per_tok > spec.experts)) {
+        std::fprintf(stderr,
+                     "%s: need DIR, heads divisible by kv-heads, an even head-dim, "
+                     "experts-per-tok <= experts\n",
                      argv[0]);
         return 2;
     }

@@ -77,10 +77,31 @@ std::string json_escape(const std::string &s) {
 
 } // namespace
 
+bool TinySpec::sparse(int64_t l) const {
+    for (int64_t d : mlp_only_layers)
+        if (d == l)
+            return false;
+    return experts > 0 && (l + 1) % sparse_step == 0;
+}
+
 std::string tiny_config_json(const TinySpec &s) {
     std::ostringstream o;
     o << "{\n"
-      << "  \"architectures\": [\"Qwen3ForCausalLM\"],\n"
+      << "  \"architectures\": [\"" << (s.experts ? "Qwen3MoeForCausalLM" : "Qwen3ForCausalLM")
+      << "\"],\n";
+    if (s.experts) {
+        o << "  \"num_experts\": " << s.experts << ",\n"
+          << "  \"num_experts_per_tok\": " << s.experts_per_tok << ",\n"
+          << "  \"moe_intermediate_size\": " << s.moe_intermediate << ",\n"
+          << "  \"norm_topk_prob\": " << (s.norm_topk ? "true" : "false") << ",\n"
+          << "  \"decoder_sparse_step\": " << s.sparse_step << ",\n"
+          << "  \"router_aux_loss_coef\": 0.001,\n"
+          << "  \"mlp_only_layers\": [";
+        for (size_t i = 0; i < s.mlp_only_layers.size(); i++)
+            o << (i ? ", " : "") << s.mlp_only_layers[i];
+        o << "],\n";
+    }
+    o
       << "  \"attention_bias\": false,\n"
       << "  \"attention_dropout\": 0.0,\n"
       << "  \"bos_token_id\": 0,\n"
@@ -92,7 +113,7 @@ std::string tiny_config_json(const TinySpec &s) {
       << "  \"intermediate_size\": " << s.intermediate << ",\n"
       << "  \"max_position_embeddings\": 40960,\n"
       << "  \"max_window_layers\": " << s.layers << ",\n"
-      << "  \"model_type\": \"qwen3\",\n"
+      << "  \"model_type\": \"" << (s.experts ? "qwen3_moe" : "qwen3") << "\",\n"
       << "  \"num_attention_heads\": " << s.heads << ",\n"
       << "  \"num_hidden_layers\": " << s.layers << ",\n"
       << "  \"num_key_value_heads\": " << s.kv_heads << ",\n"
@@ -141,9 +162,31 @@ bosch_torch::TensorMap tiny_qwen3_tensors(const TinySpec &s) {
         norm(p + "self_attn.q_norm.weight", hd);
         norm(p + "self_attn.k_norm.weight", hd);
         norm(p + "post_attention_layernorm.weight", H);
-        linear(p + "mlp.gate_proj.weight", s.intermediate, H);
-        linear(p + "mlp.up_proj.weight", s.intermediate, H);
-        linear(p + "mlp.down_proj.weight", H, s.intermediate);
+        if (!s.sparse(l)) {
+            linear(p + "mlp.gate_proj.weight", s.intermediate, H);
+            linear(p + "mlp.up_proj.weight", s.intermediate, H);
+            linear(p + "mlp.down_proj.weight", H, s.intermediate);
+            continue;
+        }
+        const int64_t E = s.experts, I = s.moe_intermediate;
+        linear(p + "mlp.gate.weight", E, H);
+        std::vector<torch::Tensor> gate_up, down;
+        for (int64_t e = 0; e < E; e++) {
+            const std::string x = p + "mlp.experts." + std::to_string(e) + ".";
+            linear(x + "gate_proj.weight", I, H);
+            linear(x + "up_proj.weight", I, H);
+            linear(x + "down_proj.weight", H, I);
+            if (!s.fused_experts)
+                continue;
+            gate_up.push_back(torch::cat({m[x + "gate_proj.weight"], m[x + "up_proj.weight"]}, 0));
+            down.push_back(m[x + "down_proj.weight"]);
+            for (const char *n : {"gate_proj.weight", "up_proj.weight", "down_proj.weight"})
+                m.erase(x + n);
+        }
+        if (s.fused_experts) {
+            put(p + "mlp.experts.gate_up_proj", torch::stack(gate_up));
+            put(p + "mlp.experts.down_proj", torch::stack(down));
+        }
     }
     norm("model.norm.weight", H);
     if (!s.tie)

@@ -1,4 +1,5 @@
-// Test helper: writes tiny random Qwen3ForCausalLM checkpoints in the
+// Test helper: writes tiny random Qwen3ForCausalLM (or, with experts > 0,
+// Qwen3MoeForCausalLM) checkpoints in the
 // Hugging Face layout (config.json + model.safetensors, or shards with
 // model.safetensors.index.json), for the libbosch-torch tests.
 #pragma once
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace bosch_torch_test {
 
@@ -28,6 +30,17 @@ struct TinySpec {
                                  // top-level "rope_theta" + "rope_scaling": null
     double rope_theta = 10000.0;
     double rms_norm_eps = 1e-6;
+    // Mixture of experts (Qwen3MoeForCausalLM) when experts > 0: layer l is
+    // sparse unless it is in mlp_only_layers or (l + 1) % sparse_step != 0.
+    int64_t experts = 0;
+    int64_t experts_per_tok = 2;
+    int64_t moe_intermediate = 16;
+    bool norm_topk = true;
+    int64_t sparse_step = 1;
+    std::vector<int64_t> mlp_only_layers;
+    bool fused_experts = false; // mlp.experts.gate_up_proj / down_proj (transformers 5's
+                                // in-memory layout) instead of one tensor per expert
+    bool sparse(int64_t l) const;
 };
 
 // config.json text for the spec (the fields a real Qwen3 config has).

@@ -3,10 +3,9 @@ of a shape, shared by time_eval.py and search_cost.py."""
 import shutil
 import subprocess
 
-# tiny / toy: CI's dry runs. 30b-a3b is a proxy: its attention shapes (48
-# layers, 32 query / 4 KV heads) with a dense MLP as wide as its 8 active
-# experts (8 x 768); the router and the expert gather are not in it
-# (libbosch-torch has no MoE forward yet).
+# tiny / toy: CI's dry runs (toy-moe: the same with 8 experts, 2 per token).
+# 30b-a3b: Qwen3-30B-A3B's layers (Qwen3MoeForCausalLM: 128 experts of 768,
+# 8 per token, every layer sparse).
 SHAPES = {
     "tiny": dict(layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, intermediate=128),
     "toy": dict(layers=8, hidden=64, heads=8, kv_heads=4, head_dim=16, intermediate=128),
@@ -14,8 +13,10 @@ SHAPES = {
     "1.7b": dict(layers=28, hidden=2048, heads=16, kv_heads=8, head_dim=128, intermediate=6144),
     "8b": dict(layers=36, hidden=4096, heads=32, kv_heads=8, head_dim=128, intermediate=12288),
     "14b": dict(layers=40, hidden=5120, heads=40, kv_heads=8, head_dim=128, intermediate=17408),
+    "toy-moe": dict(layers=8, hidden=64, heads=8, kv_heads=4, head_dim=16, intermediate=128,
+                    experts=8, experts_per_tok=2, moe_intermediate=32),
     "30b-a3b": dict(layers=48, hidden=2048, heads=32, kv_heads=4, head_dim=128,
-                    intermediate=8 * 768),
+                    intermediate=6144, experts=128, experts_per_tok=8, moe_intermediate=768),
 }
 
 
@@ -27,4 +28,8 @@ def write_checkpoint(make_checkpoint, path, shape, layers, vocab, dtype):
                     "--hidden", str(shape["hidden"]), "--heads", str(shape["heads"]),
                     "--kv-heads", str(shape["kv_heads"]), "--head-dim", str(shape["head_dim"]),
                     "--intermediate", str(shape["intermediate"]),
-                    "--dtype", "bf16" if dtype == "bf16" else "f32"], check=True)
+                    "--dtype", "bf16" if dtype == "bf16" else "f32"] +
+                   (["--experts", str(shape["experts"]),
+                     "--experts-per-tok", str(shape["experts_per_tok"]),
+                     "--moe-intermediate", str(shape["moe_intermediate"])]
+                    if shape.get("experts") else []), check=True)

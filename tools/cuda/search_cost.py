@@ -45,10 +45,10 @@ priced one.
       [--calib-layers 2] [--vocab 8192] [--reps 2] [--replay] [--dir TMP]
       [--out FILE.md]
 
-30b-a3b is a proxy: its attention shapes (48 layers, 32 query / 4 KV
-heads) with a dense MLP as wide as its 8 active experts (8 x 768); the
-router and the expert gather are not in it (libbosch-torch has no MoE
-forward yet).
+30b-a3b is Qwen3-30B-A3B's layer (Qwen3MoeForCausalLM: 48 layers, 32 query
+/ 4 KV heads, 128 experts of 768, 8 per token) with random weights, so the
+router spreads tokens over the experts about evenly; toy-moe is a CPU-sized
+MoE (8 experts, 2 per token).
 """
 import argparse
 import math
