@@ -231,6 +231,18 @@ static void describe_sliding(struct backend *b)
         snprintf(b->desc + n, sizeof b->desc - n, " slide over %u tokens (fixed SWA)", w);
 }
 
+/* A mixture-of-experts model, appended to the description: "; MoE: 128
+ * experts (8 per token) in 48 of 48 layers". */
+static void describe_experts(struct backend *b)
+{
+    uint32_t e = 0, k = 0, n = 0;
+    if (bosch_torch_model_experts(b->m, &e, &k, &n) != BOSCH_OK || !e)
+        return;
+    size_t used = strlen(b->desc);
+    snprintf(b->desc + used, sizeof b->desc - used,
+             "; MoE: %u experts (%u per token) in %u of %u layers", e, k, n, b->L);
+}
+
 int backend_open(struct settings *s, struct backend *b)
 {
     memset(b, 0, sizeof *b);
@@ -258,6 +270,7 @@ int backend_open(struct settings *s, struct backend *b)
         snprintf(b->desc + n, sizeof b->desc - n, ", %u CPU thread%s", threads,
                  threads == 1 ? "" : "s");
     }
+    describe_experts(b);
     describe_sliding(b);
     if (open_tokenizer(s, b) || open_task(s, b))
         return EXIT_ERROR;

@@ -176,6 +176,12 @@ BOSCH_TORCH_API uint32_t bosch_torch_model_sliding_window(const bosch_torch_mode
 /* 1 when the config makes `layer` sliding, 0 when it is full attention;
  * BOSCH_E_INVALID for a NULL model or a layer out of range. */
 BOSCH_TORCH_API int bosch_torch_model_layer_sliding(const bosch_torch_model *m, uint32_t layer);
+/* A mixture-of-experts model (Qwen3MoeForCausalLM): the experts of each
+ * sparse layer, how many each token is routed to, and how many layers are
+ * sparse (the others have a dense MLP); all 0 for a dense model. Any
+ * pointer may be NULL. BOSCH_E_INVALID for a NULL model. */
+BOSCH_TORCH_API int bosch_torch_model_experts(const bosch_torch_model *m, uint32_t *experts,
+                                              uint32_t *per_token, uint32_t *sparse_layers);
 
 /* One forward pass of `batch` sequences of `len` tokens, each with its own
  * unit mask (masks: batch x units bytes, 1 = that (layer, KV group) attends

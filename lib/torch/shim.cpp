@@ -505,6 +505,23 @@ BOSCH_TORCH_API int bosch_torch_model_layer_sliding(const bosch_torch_model *m, 
     return layer < ls.size() && ls[layer] ? 1 : 0;
 }
 
+BOSCH_TORCH_API int bosch_torch_model_experts(const bosch_torch_model *m, uint32_t *experts,
+                                              uint32_t *per_token, uint32_t *sparse_layers) {
+    if (!m || !m->model)
+        return BOSCH_E_INVALID;
+    const Qwen3Config &c = m->model->config();
+    uint32_t n = 0;
+    for (int64_t l = 0; l < c.num_hidden_layers; l++)
+        n += c.sparse(l) ? 1 : 0;
+    if (experts)
+        *experts = n ? uint32_t(c.num_experts) : 0;
+    if (per_token)
+        *per_token = n ? uint32_t(c.num_experts_per_tok) : 0;
+    if (sparse_layers)
+        *sparse_layers = n;
+    return BOSCH_OK;
+}
+
 BOSCH_TORCH_API int bosch_torch_model_forward(bosch_torch_model *m, const int32_t *tokens,
                                               size_t batch, size_t len, const uint8_t *masks,
                                               uint32_t window, uint32_t sink,

@@ -440,6 +440,8 @@ expect 2 "bad value '0' for --batch-size" "$BOSCH" search $COMMON --batch-size 0
     fail "cannot write the tiny MoE checkpoint"
 MOE="--model $T/moe --niah --context 64 --samples 2 --metric logprob --device cpu"
 expect 0 "wrote" "$BOSCH" search $MOE --budget 30 --out "$T/moe-a"
+grep -q "MoE: 4 experts (2 per token) in 3 of 4 layers" "$T/out" ||
+    fail "moe search: the experts not described"
 grep -q "numerical noise [0-9]" "$T/out" || fail "moe search: the evaluator's noise not reported"
 expect 0 "score " "$BOSCH" eval --mask "$T/moe-a.json" $MOE
 for k in ablation fisher layer-probe; do

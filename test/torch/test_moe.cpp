@@ -246,6 +246,12 @@ static void test_layouts() {
                                                  BOSCH_TORCH_DTYPE_F32)),
               BOSCH_OK);
     if (a && b) {
+        uint32_t e = 0, k = 0, n = 0;
+        EXPECT_ST(bosch_torch_model_experts(a, &e, &k, &n), BOSCH_OK);
+        EXPECT(e == 6 && k == 2 && n == 2); // layer 1 dense
+        EXPECT_ST(bosch_torch_model_experts(b, nullptr, nullptr, &n), BOSCH_OK);
+        EXPECT(n == 2);
+        EXPECT_ST(bosch_torch_model_experts(nullptr, &e, &k, &n), BOSCH_E_INVALID);
         EXPECT(std::strcmp(bosch_torch_model_identity(a), bosch_torch_model_identity(b)) == 0);
         std::vector<int32_t> tok = random_tokens(2 * 19, 50, 5);
         const uint8_t mixed[12] = {1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0};
@@ -262,6 +268,19 @@ static void test_layouts() {
     }
     bosch_torch_model_free(a);
     bosch_torch_model_free(b);
+    TinySpec dense = moe_spec();
+    dense.experts = 0;
+    bosch_torch_model *d = nullptr;
+    const std::string dense_dir = write_model("dense", dense);
+    EXPECT_ST(created(d = bosch_torch_model_open(dense_dir.c_str(), BOSCH_TORCH_DEVICE_CPU,
+                                                 BOSCH_TORCH_DTYPE_F32)),
+              BOSCH_OK);
+    if (d) {
+        uint32_t e = 9, k = 9, n = 9;
+        EXPECT_ST(bosch_torch_model_experts(d, &e, &k, &n), BOSCH_OK);
+        EXPECT(e == 0 && k == 0 && n == 0);
+    }
+    bosch_torch_model_free(d);
 
     // implied_parameters counts exactly the tensors written.
     TinySpec t = moe_spec();

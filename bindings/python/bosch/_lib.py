@@ -610,6 +610,8 @@ TORCH_PROTOTYPES = {
     # hybrid checkpoints: the config's sliding window (0: none) and sliding layers
     "bosch_torch_model_sliding_window": (c_uint32, [H]),
     "bosch_torch_model_layer_sliding": (c_int, [H, c_uint32]),
+    # mixture of experts: (m, uint32_t *experts, *per_token, *sparse_layers)
+    "bosch_torch_model_experts": (c_int, [H, c_uint32_p, c_uint32_p, c_uint32_p]),
     # (m, const int32_t *tokens, batch, len, const uint8_t *masks, window, sink,
     #  const int32_t *positions, npos, float *logits)
     "bosch_torch_model_forward": (c_int, [H, c_void_p, c_size_t, c_size_t, c_void_p, c_uint32,

@@ -269,6 +269,16 @@ class Model(Handle):
             out.append(bool(rc))
         return out
 
+    @property
+    def experts(self) -> tuple[int, int, int]:
+        """A mixture-of-experts model (Qwen3MoeForCausalLM): (experts per
+        sparse layer, experts per token, sparse layers); (0, 0, 0) for a
+        dense model."""
+        e, k, n = (ctypes.c_uint32() for _ in range(3))
+        self._check(tlib.bosch_torch_model_experts(self._handle, ctypes.byref(e),
+                                                   ctypes.byref(k), ctypes.byref(n)))
+        return e.value, k.value, n.value
+
     def problem(self, ratio: float | None = None, units: int | None = None) -> Problem:
         """A bosch.Problem of the model's shape (target ratio 0.5 unless given),
         with the units of the config's sliding layers fixed to SWA."""

@@ -94,6 +94,7 @@ def test_moe_model_evaluates_and_searches(moe_dir):
     np = pytest.importorskip("numpy")
     with backend.Model(str(moe_dir), device="cpu", dtype="f32", threads=1) as model:
         assert model.units == LAYERS * KV and model.heads_per_group == HEADS // KV
+        assert model.experts == (EXPERTS, PER_TOKEN, LAYERS - 1)  # layer 0 is dense
         tokens = [[5, 6, 7, 8, 9, 10, 11, 12], [13, 14, 15, 16, 17, 18, 19, 20]]
         full = model.forward(tokens, positions=list(range(8)))
         assert full.shape == (2, 8, VOCAB) and np.isfinite(full).all()
