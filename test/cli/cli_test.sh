@@ -444,6 +444,12 @@ grep -q "MoE: 4 experts (2 per token) in 3 of 4 layers" "$T/out" ||
     fail "moe search: the experts not described"
 grep -q "numerical noise [0-9]" "$T/out" || fail "moe search: the evaluator's noise not reported"
 expect 0 "score " "$BOSCH" eval --mask "$T/moe-a.json" $MOE
+grep "^score " "$T/out" >"$T/moe-score"
+# transformers 5's fused expert layout: the same model, the same scores
+"$MAKE" "$T/moe-fused" --experts 4 --experts-per-tok 2 --moe-intermediate 16 --mlp-only 1 \
+    --seed 3 --fused-experts || fail "cannot write the fused MoE checkpoint"
+expect 0 "model $T/moe-fused: " "$BOSCH" eval --mask "$T/moe-a.json" $MOE --model "$T/moe-fused"
+grep "^score " "$T/out" | cmp -s - "$T/moe-score" || fail "moe: fused layout scores differ"
 for k in ablation fisher layer-probe; do
     expect 0 "wrote" "$BOSCH" baseline --kind $k $MOE --ratio 0.5 --out "$T/moe-$k"
 done
