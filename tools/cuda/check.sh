@@ -154,7 +154,7 @@ if [ "$DRY" = 1 ]; then
     "$B/test/cli/cli_make_tiny_checkpoint" --device cpu --dtype f32 --shapes tiny \
     --layers 2 --contexts 128,256 --window 32 --reps 1 --out "$OUT/time_eval.md"
   run search-cost-cpu "$PY" "$ROOT/tools/cuda/search_cost.py" --make-checkpoint \
-    "$B/test/cli/cli_make_tiny_checkpoint" --device cpu --dtype f32 --shapes toy \
+    "$B/test/cli/cli_make_tiny_checkpoint" --device cpu --dtype f32 --shapes toy,toy-moe \
     --context 256 --prompts 4 --budget 60 --window 32 --vocab 512 --reps 1 --replay \
     --cache-gib 1,0 --out "$OUT/search_cost.md"
   say ""
