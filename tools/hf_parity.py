@@ -1,17 +1,30 @@
 #!/usr/bin/env python3
-"""Parity of libbosch-torch with Hugging Face transformers' Qwen3ForCausalLM.
+"""Parity of libbosch-torch with Hugging Face transformers' Qwen3ForCausalLM
+and Qwen3MoeForCausalLM.
 
 Needs a Python with torch and transformers (5.x; 4.5x with Qwen3 should
-work), and a built libbosch-torch. For each configuration it builds a
-randomly initialised Qwen3ForCausalLM, saves it with save_pretrained
-(safetensors), and compares libbosch-torch's logits (through ctypes, in a
-child process) with transformers' on the same random tokens:
+work for the dense configurations), and a built libbosch-torch. For each
+configuration it builds a randomly initialised Qwen3ForCausalLM (or
+Qwen3MoeForCausalLM), saves it with save_pretrained (safetensors), and
+compares libbosch-torch's logits (through ctypes, in a child process) with
+transformers' on the same random tokens:
 
   tiny     2 layers, hidden 64, 4 heads / 2 KV heads, head_dim 16, vocab 264
   1.7b     Qwen3-1.7B's layer shapes: hidden 2048, 16 heads, 8 KV heads,
            head_dim 128, intermediate 6144, 28 layers, tied embeddings;
            vocabulary reduced (--vocab, default 8192). About 1.4e9 parameters:
            ~6 GB in f32 (x2 while saving); use --layers to cut it down.
+  moe-tiny Qwen3MoeForCausalLM: 3 layers as tiny; layers 0 and 2 sparse (8
+           experts of moe_intermediate 32, top 2, norm_topk_prob), layer 1
+           dense (mlp_only_layers [1], intermediate 96)
+  30b-a3b  Qwen3-30B-A3B's layer shapes: hidden 2048, 32 heads, 4 KV heads,
+           head_dim 128, experts of moe_intermediate 768, top 8,
+           norm_topk_prob, dense intermediate 6144, 48 layers, untied; 16
+           experts instead of 128 and the vocabulary reduced (--vocab). A
+           sparse layer holds ~95e6 parameters: use --layers.
+--set KEY=JSON overrides a field of the configs (e.g. mlp_only_layers=[0],
+decoder_sparse_step=2, norm_topk_prob=false); mlp_only_layers past --layers
+are dropped.
 
 The reference. transformers has no per-head sliding window, so the reference
 runs inside transformers' own forward with an attention function registered
@@ -38,6 +51,47 @@ Cases (--cases, comma-separated, or "all"); W = --window, S = --sink, T = --len:
               (the backend ignores the masks of the sliding layers)
 The (= full) cases are also compared with the all-full reference.
 
+Mixture of experts. Qwen3MoeConfig has no layer_types: the types cases are
+skipped for the MoE configurations (a "skipped" line), and its stock
+use_sliding_window slides every layer (the ref=stock-swa check works as for
+the dense ones). The reference runs transformers' eager experts (the loop
+over experts); it is checked, in f32, against transformers' default
+implementation (grouped_mm; "ref=experts-..."). Two checkpoints of the same
+weights are saved: "base" with save_pretrained's default, the hub layout
+(model.layers.L.mlp.experts.E.{gate,up,down}_proj.weight, router
+mlp.gate.weight), and config.json naming the expert count num_experts as
+the hub's checkpoints do (transformers 5 writes num_local_experts); "fused"
+with save_original_format=False, the layout transformers 5 holds in memory
+(mlp.experts.gate_up_proj [E, 2 x moe_intermediate, H], gate rows first,
+and mlp.experts.down_proj [E, H, moe_intermediate]), config.json as
+written. The safetensors are read back to check that each holds its own
+layout and the same numbers ("layout base", "layout fused"), and
+transformers' models of both must give equal logits ("ref fused=base").
+The cases named by --fused (default full,mixed-sink; the first case when
+none of them runs; "none": no fused checkpoint) also run on the fused
+checkpoint ("full@fused", ...).
+Routing near ties. A token's experts are the top k of the router's
+probabilities; where the k-th and (k+1)-th are nearly tied, rounding picks
+either. Each MoE case line prints the smallest such gap in the f32
+reference ("router gap", in router logits) and, in bf16 runs, at how many
+(token, sparse layer) transformers' own bf16 run routes otherwise than its
+f32 run. transformers' bf16 flips at gaps up to 0.017 (2 x 10^4 routings of
+moe-tiny and the 30b-a3b shapes, 0.7-2% of them; a flip also changes that
+token's routing in later layers, at any gap); one flipped token moves its
+logits by up to ~1 (moe-tiny), so d_ours and d_hf depend on which side
+happened to flip. A case that fails is therefore retried against f32
+references that route up to --flips (default 2) near ties the other way
+(router logit gap below 0.03 in bf16, 0.005 in f16, 1e-4 in f32), found
+greedily (explain_flips): its line says which (layer, token) and the
+distances from that reference, which must pass the same test. Faults
+injected into a stand-in backend (transformers itself) stay failures (the
+fused gate and up halves swapped, the experts shifted by one,
+norm_topk_prob inverted: bf16 ratio 26-105), and so does a flip at a gap
+above the dtype's bound (f32: 0.0041); the flips
+found so far in libbosch-torch's bf16 runs, forced in the f32 reference,
+bring d_ours back to d_hf's level (moe-tiny full: 0.827 -> 0.047 max,
+gap 0.005).
+
 f32 (--dtype f32): pass when the max abs logit difference is below --tol.
 
 bf16 (--dtype bf16; f16 alike), judged against transformers' own bf16
@@ -60,6 +114,21 @@ errors fail it (and the f32 cases by orders of magnitude), but precision
 slips do not move d_ours much at these shapes: injected into transformers'
 bf16 run (1.7b shapes), RMSNorm statistics in bf16 gave 1.23x d_hf (max),
 x * sigmoid(x) in bf16 1.08x, RoPE's inv_freq rounded to bf16 1.16x.
+MoE (same setup, CI options): f32 max abs diffs 0..2.7e-6 (moe-tiny,
+30b-a3b shapes with 2 layers, both layouts). bf16: moe-tiny d_hf
+0.038-0.042 max / 0.0085-0.0091 RMS; d_ours / d_hf 0.99-1.02 and 0.99-1.02
+where neither side flips a routing, 20.9 / 2.9 (full) and 12.6 / 5.7
+(mixed-sink) where libbosch-torch flips one near tie that transformers does
+not (router logit gaps 0.005 and 0.0057, in layer 2): from the reference
+with that token routed otherwise 1.20 / 0.99 and 0.84 / 0.99. 30b-a3b shapes
+(2 layers, D S): transformers' bf16 routes 4-5 of 96 tokens otherwise than
+its f32, and each flip moves that token's logits by 0.1-0.19 (one expert of
+8), so both d_hf (0.10-0.19 max / 0.008-0.013 RMS) and d_ours are made of
+flips, each side its own: d_ours / d_hf 0.86-1.38 (max), 0.87-1.12 (RMS);
+at these shapes the bf16 test says little beyond "no gross error", the f32
+and upcast lines carry the precision. A 1% error in one expert's down_proj
+(moe-tiny) passes the bf16 test (ratio <= 1.22) and fails the upcast lines
+(1.7e-2).
 
 Scores (--scores): the evaluator's LOGPROB and EXACT scores (bosch_torch_
 evaluator_open + bosch_torch_batch_eval on a JSONL task of random prompts of
@@ -68,15 +137,21 @@ that EXACT is not trivially 0) for several masks (all full, all sliding,
 mixed, mixed with layer 0 full: the prefix cache) at sink 0 and S, against
 the same computed from transformers' logits (tools/parity/scores.py);
 LOGPROB within --score-tol, EXACT equal. MATCH too when the vocabulary fits
-the byte-level test tokenizer (tiny): a text task and a tokenizer.json of
+the byte-level test tokenizer (tiny, moe-tiny): a text task and a tokenizer.json of
 256 byte tokens plus special tokens, greedy continuations decoded with Hugging
 Face tokenizers, answers taken from the reference's own continuations.
 
---suite ci runs the whole matrix CI needs on a CPU (CI_SUITE below; about
-3 minutes on 2 cores, half of it libtorch 1.13's slow bf16 CPU kernels):
-tiny f32 every case + scores + MATCH, tiny bf16, and the 1.7b shapes with 2
-layers and a 4096 vocabulary in f32 (+ scores) and bf16. Other options
-(--device, --lib, --factor, ...) apply to every run of the suite.
+--suite ci runs the whole matrix CI needs on a CPU (CI_SUITE below; on 2
+otherwise idle cores 51-53 s for the dense entries and 75-77 s for the MoE
+ones, up to 3 minutes each when the cores are busy): tiny f32 every case
++ scores + MATCH, tiny bf16, and the 1.7b shapes with 2 layers and a 4096
+vocabulary in f32 (+ scores) and bf16; moe-tiny f32 every case + scores +
+MATCH, moe-tiny f32 with decoder_sparse_step 2 and no top-k renormalisation
+(layers D S D), moe-tiny bf16, and the 30b-a3b shapes with 2 layers (layer 0
+dense through mlp_only_layers) and a 2048 vocabulary in f32 (+ scores) and
+bf16; every MoE run also on the fused checkpoint. Other options (--device,
+--lib, --factor, ...) apply to every run of the suite; --configs picks the
+suite's entries of those configurations.
 
 libbosch-torch runs in a child process (this script re-invoked with
 --backend, which imports ctypes only, tools/parity/child.py): a pip PyTorch
@@ -85,9 +160,10 @@ process.
 
 Usage:
   python3 tools/hf_parity.py [--lib build-torch/lib/torch/libbosch-torch.so.0]
-        [--suite ci] [--configs tiny,1.7b] [--dtype f32|bf16|f16] [--device cpu|cuda]
-        [--batch 2] [--len 64] [--vocab 8192] [--layers 28] [--swa 16]
-        [--layer-types 16] [--cases all] [--window 16] [--sink 3] [--scores]
+        [--suite ci] [--configs tiny,1.7b,moe-tiny,30b-a3b] [--dtype f32|bf16|f16]
+        [--device cpu|cuda] [--batch 2] [--len 64] [--vocab 8192] [--layers 28]
+        [--set KEY=JSON] [--swa 16] [--layer-types 16] [--cases all] [--window 16]
+        [--sink 3] [--scores] [--fused full,mixed-sink|none] [--flips 2]
         [--tol 1e-4] [--factor 1.5] [--slack 1e-3] [--score-tol 1e-4] [--keep DIR]
 --swa W adds the case swa with window W; --layer-types W the case types with
 the config's window W (the options of earlier versions). Exit status 0 when
@@ -116,12 +192,29 @@ CONFIGS = {
                  num_hidden_layers=28, num_attention_heads=16, num_key_value_heads=8,
                  head_dim=128, tie_word_embeddings=True, rope_theta=1000000.0,
                  rms_norm_eps=1e-6),
+    # Qwen3MoeForCausalLM. Layers 0 and 2 sparse (8 experts, top 2), 1 dense.
+    "moe-tiny": dict(arch="moe", vocab_size=264, hidden_size=64, intermediate_size=96,
+                     num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                     head_dim=16, tie_word_embeddings=False, rope_theta=10000.0,
+                     rms_norm_eps=1e-6, num_experts=8, num_experts_per_tok=2,
+                     moe_intermediate_size=32, norm_topk_prob=True, decoder_sparse_step=1,
+                     mlp_only_layers=[1]),
+    # Qwen3-30B-A3B's layer shapes with 16 experts instead of 128 (8 routed).
+    "30b-a3b": dict(arch="moe", vocab_size=8192, hidden_size=2048, intermediate_size=6144,
+                    num_hidden_layers=48, num_attention_heads=32, num_key_value_heads=4,
+                    head_dim=128, tie_word_embeddings=False, rope_theta=1000000.0,
+                    rms_norm_eps=1e-6, num_experts=16, num_experts_per_tok=8,
+                    moe_intermediate_size=768, norm_topk_prob=True, decoder_sparse_step=1,
+                    mlp_only_layers=[]),
 }
+VOCAB_CONFIGS = ("1.7b", "30b-a3b")  # their vocabulary is --vocab
 
 CASES = ["full", "zeros", "swa", "swa-sink", "mixed", "mixed-sink", "w1", "w1-sink", "wT-1",
          "wT", "wbig", "sink-big", "sink-gt-w", "types", "types-mixed"]
+FUSED_CASES = "full,mixed-sink"  # MoE: also run on the fused checkpoint (--fused)
 
-# The CI matrix: (config, dtype, cases, scores, overrides of the options).
+# The CI matrix: (config, dtype, cases, scores, overrides of the options;
+# "spec": overrides of the CONFIGS entry, "label": a suffix of the run's name).
 CI_SUITE = [
     ("tiny", "f32", "all", True, dict(len=40, window=8, sink=3)),
     ("tiny", "bf16", "full,swa,mixed-sink,w1-sink,types-mixed", False,
@@ -130,6 +223,17 @@ CI_SUITE = [
      dict(len=48, window=16, sink=4, layers=2, vocab=4096)),
     ("1.7b", "bf16", "full,mixed-sink", False,
      dict(len=48, window=16, sink=4, layers=2, vocab=4096)),
+    ("moe-tiny", "f32", "all", True, dict(len=40, window=8, sink=3)),
+    # The other MoE config paths: decoder_sparse_step (layer 1 sparse, 0 and
+    # 2 dense), no renormalisation of the top-k probabilities.
+    ("moe-tiny", "f32", "full,mixed-sink,w1-sink", False,
+     dict(len=40, window=8, sink=3, label="step2",
+          spec=dict(decoder_sparse_step=2, mlp_only_layers=[], norm_topk_prob=False))),
+    ("moe-tiny", "bf16", "full,swa,mixed-sink,w1-sink", False, dict(len=40, window=8, sink=3)),
+    ("30b-a3b", "f32", "full,swa,mixed-sink,w1-sink,wbig", True,
+     dict(len=48, window=16, sink=4, layers=2, vocab=2048, spec=dict(mlp_only_layers=[0]))),
+    ("30b-a3b", "bf16", "full,mixed-sink", False,
+     dict(len=48, window=16, sink=4, layers=2, vocab=2048, spec=dict(mlp_only_layers=[0]))),
 ]
 
 REF_TOL = 1e-5  # the registered reference against stock transformers
@@ -142,9 +246,22 @@ class Case:
     def __init__(self, name, masks=None, window=1, sink=0, variant="base", positions=None,
                  same_as_full=False):
         self.name, self.masks, self.window, self.sink = name, masks, window, sink
-        self.variant = variant            # checkpoint: "base" or "types" (hybrid)
+        self.variant = variant            # checkpoint: "base", "types" (hybrid) or
+        #                                   "fused" (MoE in transformers' fused layout)
         self.positions = positions        # logits at these positions (None: all)
         self.same_as_full = same_as_full  # the window covers the sequence
+
+    @property
+    def check(self):
+        """The name in the report ("full@fused": full on the fused checkpoint)."""
+        return self.name if self.variant in ("base", "types") else self.name + "@" + self.variant
+
+    def on(self, variant):
+        """The same case on another checkpoint of the same weights (it shares
+        the reference logits of this one)."""
+        other = copy.copy(self)
+        other.variant = variant
+        return other
 
 
 def mixed_masks(B, units, rng):
@@ -258,14 +375,18 @@ def forward_request(case, tokens, tmp, tag):
 
 class Run:
     """The models of one (configuration, dtype): per variant ("base",
-    "types") the saved checkpoint, the reference model (f32) and, for bf16,
-    the bf16 model; all with the registered attention."""
+    "types"; MoE: "base" in the hub layout, "fused") the saved checkpoint,
+    the reference model (f32) and, for bf16, the bf16 model ("base" and
+    "types" only); all with the registered attention."""
 
     def __init__(self, name, spec, args, tmp):
+        from parity import reference
         self.name, self.spec, self.args, self.tmp = name, spec, args, tmp
-        self.tag = "%s-%s" % (name, args.dtype)
+        self.tag = "%s-%s" % (name, args.dtype) + ("-" + args.label if args.label else "")
         self.L, self.G = spec["num_hidden_layers"], spec["num_key_value_heads"]
+        self.moe = reference.is_moe(spec)
         self.ckpt, self.ref, self.low = {}, {}, {}
+        self.notes = {}    # case name -> routing facts printed with its lines (MoE)
         self.match = None  # (tokenizer, text samples) once MATCH is prepared
 
     def types_window(self):
@@ -282,7 +403,14 @@ class Run:
         """Saves a random model per variant in the run's dtype, then loads the
         references from those checkpoints with from_pretrained, as a user
         would (a model cast with .to(bf16) would also round RoPE's inv_freq
-        buffer, which from_pretrained keeps in f32)."""
+        buffer, which from_pretrained keeps in f32). MoE: "base" is
+        save_pretrained's default, the hub layout (each expert's projections
+        apart), with config.json naming the expert count num_experts as the
+        hub's Qwen3 MoE checkpoints do (transformers 5 writes
+        num_local_experts); "fused" is save_original_format=False, the
+        experts as transformers 5 holds them, config.json as written. The
+        "fused" reference is only checked against "base" (check_reference);
+        its cases use the references of "base"."""
         import torch
         from parity import reference
         dtype = {"f32": torch.float32, "bf16": torch.bfloat16,
@@ -290,20 +418,125 @@ class Run:
         base = reference.build_model(self.config("base"))
         reference.reinit(base, 1234)
         for v in variants:
-            model = base if v == "base" else reference.like(base, self.config(v))
+            model = base if v in ("base", "fused") else reference.like(base, self.config(v))
             path = os.path.join(self.tmp, "%s-%s" % (self.tag, v))
-            model.to(dtype).save_pretrained(path, safe_serialization=True)
+            kw = dict(save_original_format=False) if v == "fused" else {}
+            model.to(dtype).save_pretrained(path, safe_serialization=True, **kw)
+            if v == "base" and self.moe:
+                hub_config(path)
             self.ckpt[v] = path
         del base, model
         device = torch.device(self.args.device)
         for v in variants:
             self.ref[v] = reference.load(self.ckpt[v], torch.float32, device)
-            if dtype != torch.float32:
+            if dtype != torch.float32 and v != "fused":
                 self.low[v] = reference.load(self.ckpt[v], dtype, device)
             if v == "types" and reference.layer_types_of(self.ref[v].config) != \
                     reference.layer_types_of(self.config("types")):
                 raise RuntimeError("this transformers (%s) has no per-layer layer_types"
                                    % reference.transformers_version())
+
+
+def hub_config(path):
+    """config.json with the expert count under the hub's name, num_experts
+    (what Qwen/Qwen3-30B-A3B's config.json says) in place of transformers
+    5's num_local_experts."""
+    name = os.path.join(path, "config.json")
+    with open(name) as f:
+        cfg = json.load(f)
+    if "num_local_experts" in cfg:
+        cfg["num_experts"] = cfg.pop("num_local_experts")
+    with open(name, "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+
+
+def safetensors_files(path):
+    """{tensor name: file} of a saved checkpoint (one file or shards)."""
+    index = os.path.join(path, "model.safetensors.index.json")
+    if os.path.exists(index):
+        with open(index) as f:
+            return {k: os.path.join(path, v) for k, v in json.load(f)["weight_map"].items()}
+    from safetensors import safe_open
+    one = os.path.join(path, "model.safetensors")
+    with safe_open(one, "pt") as f:
+        return {k: one for k in f.keys()}
+
+
+def read_tensor(files, name):
+    from safetensors import safe_open
+    with safe_open(files[name], "pt") as f:
+        return f.get_tensor(name)
+
+
+def check_layout(run, report):
+    """The two MoE checkpoints hold the two layouts, so that no run tests
+    one layout twice: "base" every sparse layer's experts apart
+    (mlp.experts.E.{gate,up,down}_proj.weight) and no fused tensor, "fused"
+    mlp.experts.gate_up_proj [E, 2 x moe_intermediate, H] and down_proj
+    [E, H, moe_intermediate] and no expert apart; the router and the dense
+    layers' MLP in both; the fused tensors equal to the experts apart (gate
+    rows first). And config.json's name of the expert count."""
+    import re
+    import torch
+    from parity import reference
+    cfg = run.config("base")
+    E, I, H = cfg.num_experts, cfg.moe_intermediate_size, cfg.hidden_size
+    sparse = reference.sparse_layers(cfg)
+    files = {v: safetensors_files(run.ckpt[v]) for v in ("base", "fused") if v in run.ckpt}
+    apart = re.compile(r"model\.layers\.\d+\.mlp\.experts\.\d+\.")
+    fused = re.compile(r"model\.layers\.\d+\.mlp\.experts\.(gate_up|down)_proj$")
+    for v, names in files.items():
+        problems = []
+        with open(os.path.join(run.ckpt[v], "config.json")) as f:
+            saved = json.load(f)
+        count_key = [k for k in ("num_experts", "num_local_experts") if k in saved]
+        if v == "base" and count_key != ["num_experts"]:
+            problems.append("config.json names the expert count %s" % count_key)
+        n_apart = sum(1 for k in names if apart.match(k))
+        n_fused = sum(1 for k in names if fused.match(k))
+        if v == "base" and (n_fused or n_apart != 3 * E * len(sparse)):
+            problems.append("%d fused tensors, %d experts' projections apart (want 0, %d)"
+                            % (n_fused, n_apart, 3 * E * len(sparse)))
+        if v == "fused" and (n_apart or n_fused != 2 * len(sparse)):
+            problems.append("%d experts' projections apart, %d fused tensors (want 0, %d)"
+                            % (n_apart, n_fused, 2 * len(sparse)))
+        for l in range(cfg.num_hidden_layers):
+            pre = "model.layers.%d.mlp." % l
+            want = ["gate.weight"] if l in sparse else [
+                "%s_proj.weight" % p for p in ("gate", "up", "down")]
+            problems += ["no " + pre + w for w in want if pre + w not in names]
+            if l not in sparse and any(k.startswith(pre + "experts.") for k in names):
+                problems.append("experts in dense layer %d" % l)
+        if v == "fused" and not problems:
+            for l in sparse:
+                pre = "model.layers.%d.mlp." % l
+                gu = read_tensor(names, pre + "experts.gate_up_proj")
+                down = read_tensor(names, pre + "experts.down_proj")
+                if (tuple(gu.shape), tuple(down.shape)) != ((E, 2 * I, H), (E, H, I)):
+                    problems.append("layer %d: gate_up_proj %s down_proj %s" % (
+                        l, list(gu.shape), list(down.shape)))
+                    continue
+                if "base" not in files:
+                    continue
+                for e in range(E):
+                    one = "%sexperts.%d.%%s_proj.weight" % (pre, e)
+                    for part, want in (("gate", gu[e, :I]), ("up", gu[e, I:]),
+                                       ("down", down[e])):
+                        if not torch.equal(read_tensor(files["base"], one % part), want):
+                            problems.append("layer %d expert %d: %s_proj differs" % (l, e, part))
+                if not torch.equal(read_tensor(files["base"], pre + "gate.weight"),
+                                   read_tensor(names, pre + "gate.weight")):
+                    problems.append("layer %d: router differs" % l)
+        if v == "base":
+            text = "hub layout: %d sparse layers x %d experts apart, %d dense; config %s" % (
+                len(sparse), E, cfg.num_hidden_layers - len(sparse), "/".join(count_key))
+        else:
+            text = "fused layout: gate_up_proj [%d, %d, %d] down_proj [%d, %d, %d] x %d; " \
+                   "equal to base's; config %s" % (E, 2 * I, H, E, H, I, len(sparse),
+                                                   "/".join(count_key))
+        if problems:
+            text = "; ".join(problems[:4]) + (" ..." if len(problems) > 4 else "")
+        report.line(run.tag, "layout " + v, text, not problems)
 
 
 def stock_logits(model, tokens, cfg=None):
@@ -318,9 +551,24 @@ def stock_logits(model, tokens, cfg=None):
         reference.set_attention(m, reference.NAME)
 
 
+def stock_experts_logits(model, tokens):
+    """transformers' default experts implementation on `model` (the
+    reference runs the eager one)."""
+    from parity import reference
+    default = model.get_correct_experts_implementation(None)
+    old = reference.set_experts(model, default)
+    try:
+        return reference.logits(model, tokens)
+    finally:
+        reference.set_experts(model, old)
+
+
 def check_reference(run, tokens, report):
     """The registered attention against stock eager attention: all full,
-    stock all-sliding (sink 0), stock layer_types; in every dtype used."""
+    stock all-sliding (sink 0), stock layer_types; in every dtype used.
+    MoE, in f32: the eager experts against transformers' default
+    implementation, and the fused checkpoint's model against the hub
+    layout's (the same weights: equal logits)."""
     from parity import reference
     W = run.args.window
     every = [[1] * (run.L * run.G)] * len(tokens)
@@ -334,6 +582,16 @@ def check_reference(run, tokens, report):
             checks.append(("ref=stock-types%d" % run.types_window(),
                            reference.logits(models_of["types"], tokens),
                            lambda: stock_logits(models_of["types"], tokens)))
+        if run.moe and not prefix:
+            base = models_of["base"]
+            if hasattr(base, "get_correct_experts_implementation"):
+                default = base.get_correct_experts_implementation(None)
+                if default != "eager":
+                    checks.append(("ref=experts-" + default, reference.logits(base, tokens),
+                                   lambda: stock_experts_logits(base, tokens)))
+            if "fused" in models_of:
+                checks.append(("ref fused=base", reference.logits(models_of["fused"], tokens),
+                               lambda: reference.logits(base, tokens)))
         for label, ours, stock in checks:
             d, _ = distances(ours.cpu(), stock().cpu())
             report.line(run.tag, prefix + label, "max abs diff %.3g (tol %.0e)" % (d, REF_TOL),
@@ -342,25 +600,107 @@ def check_reference(run, tokens, report):
 
 def references(run, tokens, cases):
     """Reference logits per case: {name: (f32 reference, bf16/f16 or None)} on
-    the CPU, at the case's positions."""
+    the CPU, at the case's positions ("fused" cases share those of "base").
+    MoE: run.notes[name] says how near the routing is to flipping (the
+    smallest gap between the k-th and the (k+1)-th router logit in f32, over
+    tokens and sparse layers) and, for bf16/f16, at how many (token, sparse
+    layer) transformers' own low-precision run picked other experts than
+    its f32 run."""
     from parity import reference
     out = {}
     for c in cases:
+        if c.variant == "fused":
+            continue
         pick = (lambda x: x) if c.positions is None else (lambda x: x[:, c.positions])
-        ref = pick(reference.logits(run.ref[c.variant], tokens, c.masks, c.window,
-                                    c.sink)).cpu()
-        low = None
-        if c.variant in run.low:
-            low = pick(reference.logits(run.low[c.variant], tokens, c.masks, c.window,
+        with reference.routing(run.ref[c.variant]) as routes:
+            ref = pick(reference.logits(run.ref[c.variant], tokens, c.masks, c.window,
                                         c.sink)).cpu()
+        low, low_routes = None, []
+        if c.variant in run.low:
+            with reference.routing(run.low[c.variant]) as low_routes:
+                low = pick(reference.logits(run.low[c.variant], tokens, c.masks, c.window,
+                                            c.sink)).cpu()
         out[c.name] = (ref, low)
+        if routes:
+            run.notes[c.name] = routing_note(routes, low_routes, run.args.dtype)
     return out
 
 
-def compare_f32(run, cases, refs, full_ref, got, report, label=""):
+def routing_note(routes, low_routes, dtype):
+    from parity import reference
+    gap = min(reference.route_gaps(lg, idx.shape[-1])[0].min().item() for lg, idx in routes)
+    text = "router gap %.2g" % gap
+    if low_routes:
+        flips = sum(int((a.sort(-1).values != b.sort(-1).values).any(-1).sum())
+                    for (_, a), (_, b) in zip(routes, low_routes))
+        text += ", hf-%s routes %d/%d otherwise" % (
+            dtype, flips, sum(idx.shape[0] for _, idx in routes))
+    return text
+
+
+# How far (router logits, f32) the k-th and (k+1)-th expert of a token may be
+# apart for a backend run in this dtype to pick the other one by rounding.
+# transformers' own bf16 runs flip at gaps up to 0.017 (moe-tiny and the
+# 30b-a3b shapes, 2 x 10^4 routings); f32 errors are ~1e-6.
+FLIP_GAP = {"f32": 1e-4, "bf16": 0.03, "f16": 0.005}
+
+
+def explain_flips(run, case, ours, tokens, dtype, judge):
+    """MoE: when ours fails against the f32 reference, whether it is the f32
+    reference with at most --flips near-tie routings (router logit gap
+    below FLIP_GAP[dtype]) the other way: the top-k order is ill-conditioned
+    there, a rounding apart. Greedy: the position where ours is farthest
+    from the current reference; of the near ties at or before it (same
+    batch element; causal), the one whose swap (k-th for (k+1)-th expert) in
+    the f32 model brings ours closest, if it halves the largest difference.
+    Returns ([(layer, b, t, gap)], that reference or None); judge(reference)
+    says whether to stop."""
+    from parity import reference
+    model, T = run.ref["base"], len(tokens[0])
+    k = model.config.num_experts_per_tok
+    layers = reference.sparse_layers(model.config)
+    pick = (lambda x: x) if case.positions is None else (lambda x: x[:, case.positions])
+
+    def forward(forced):
+        with reference.routing(model) as routes, reference.forced_routes(model, forced):
+            lg = pick(reference.logits(model, tokens, case.masks, case.window, case.sink)).cpu()
+        return lg.view(ours.shape), routes
+    forced, flips = {}, []
+    cur, routes = forward(forced)
+    while len(flips) < run.args.flips and not judge(cur):
+        dev = (ours - cur).abs().amax(-1)  # [B, positions]
+        b, p = divmod(int(dev.argmax()), dev.shape[1])
+        t = case.positions[p] if case.positions else p
+        cands = []
+        for li, (lg, _) in enumerate(routes):
+            gap, alt = reference.route_gaps(lg, k)
+            for n in range(b * T, b * T + t + 1):
+                if (li, n) not in forced and gap[n] < FLIP_GAP[dtype]:
+                    cands.append((gap[n].item(), li, n, alt[n].tolist()))
+        best = None
+        for gap, li, n, alt in sorted(cands)[:8]:
+            trial = dict(forced)
+            trial[(li, n)] = alt
+            lg, r = forward(trial)
+            d = (ours - lg).abs().max().item()
+            if best is None or d < best[0]:
+                best = (d, trial, lg, r, (layers[li], b, n - b * T, gap))
+        if best is None or best[0] > 0.5 * dev.max().item():
+            break
+        _, forced, cur, routes, info = best
+        flips.append(info)
+    return flips, (cur if flips else None)
+
+
+def flips_text(flips):
+    return "routed otherwise at near ties: " + ", ".join(
+        "layer %d token (%d,%d) gap %.2g" % f for f in flips)
+
+
+def compare_f32(run, cases, refs, full_ref, got, report, tokens, label=""):
     for c in cases:
         ours = got["forwards"][c.name] if isinstance(got, dict) else got
-        check = label + c.name
+        check = label + c.check
         if isinstance(ours, str):
             report.line(run.tag, check, ours, False)
             continue
@@ -374,16 +714,26 @@ def compare_f32(run, cases, refs, full_ref, got, report, label=""):
             df, _ = distances(ours, full_ref)
             text += "; vs full %.3g" % df
             good = good and df < run.args.tol
+        if c.name in run.notes and not label:
+            text += "; " + run.notes[c.name].split(",")[0]
+        if not good and run.moe and run.args.flips:
+            tol = run.args.tol
+            flips, alt = explain_flips(run, c, ours, tokens, "f32",
+                                       lambda r: distances(ours, r)[0] < tol)
+            if flips:
+                d, rms = distances(ours, alt)
+                text += "; %s: max abs diff %.3g rms %.3g" % (flips_text(flips), d, rms)
+                good = d < tol
         report.line(run.tag, check, text, good)
 
 
-def compare_low(run, cases, refs, got, report):
+def compare_low(run, cases, refs, got, report, tokens):
     """bf16 / f16: d_ours against transformers' own d_hf (see the top)."""
     a = run.args
     for c in cases:
         ours = got["forwards"][c.name] if isinstance(got, dict) else got
         if isinstance(ours, str):
-            report.line(run.tag, c.name, ours, False)
+            report.line(run.tag, c.check, ours, False)
             continue
         ref, low = refs[c.name]
         ours = ours.view(ref.shape)
@@ -393,11 +743,22 @@ def compare_low(run, cases, refs, got, report):
                 our_rms <= a.factor * hf_rms + a.slack)
         # For information: how far ours is from transformers' bf16 / f16 itself.
         both_max, _ = distances(ours, low)
-        report.line(run.tag, c.name,
+        note = "; " + run.notes[c.name] if c.name in run.notes else ""
+        if not good and run.moe and a.flips:
+            def judge(r):
+                m, q = distances(ours, r)
+                return m <= a.factor * hf_max + a.slack and q <= a.factor * hf_rms + a.slack
+            flips, alt = explain_flips(run, c, ours, tokens, a.dtype, judge)
+            if flips:
+                m, q = distances(ours, alt)
+                good = judge(alt)
+                note += "; %s; from that reference d_ours max %.3g rms %.3g, ratio %.2f %.2f" % (
+                    flips_text(flips), m, q, m / max(hf_max, 1e-30), q / max(hf_rms, 1e-30))
+        report.line(run.tag, c.check,
                     "d_hf max %.3g rms %.3g | d_ours max %.3g rms %.3g | ratio %.2f %.2f "
-                    "(factor %.2g; ours vs hf-%s max %.3g)" % (
+                    "(factor %.2g; ours vs hf-%s max %.3g%s)" % (
                         hf_max, hf_rms, our_max, our_rms, our_max / max(hf_max, 1e-30),
-                        our_rms / max(hf_rms, 1e-30), a.factor, a.dtype, both_max), good)
+                        our_rms / max(hf_rms, 1e-30), a.factor, a.dtype, both_max, note), good)
 
 
 # ---------------------------------------------------------------------------
@@ -525,17 +886,33 @@ def run_config(name, spec, args, tmp, report, with_scores):
     import torch
     run = Run(name, spec, args, tmp)
     names = case_names(args)
-    variants = ["base"] + (["types"] if any(n.startswith("types") for n in names) else [])
+    fused = []
+    if run.moe:
+        types = [n for n in names if n.startswith("types")]
+        if types:
+            print("%-12s %s: skipped (Qwen3MoeConfig has no layer_types)"
+                  % (run.tag, ", ".join(types)))
+            names = [n for n in names if n not in types]
+        if args.fused != "none":
+            fused = [n for n in names if n in args.fused.split(",")] or names[:1]
+        variants = ["base"] + (["fused"] if fused else [])
+        describe_moe(run)
+    else:
+        variants = ["base"] + (["types"] if any(n.startswith("types") for n in names) else [])
     try:
         run.build(variants)
-    except RuntimeError as exc:
+    except (RuntimeError, ImportError, ValueError) as exc:
         report.line(run.tag, "build", str(exc), False)
         return
+    if run.moe:
+        check_layout(run, report)
     rng = random.Random(5)
     tokens = [[rng.randrange(spec["vocab_size"]) for _ in range(args.len)]
               for _ in range(args.batch)]
     cases = make_cases(names, args, run.L, run.G, rng)
+    cases += [c.on("fused") for c in cases if c.name in fused]
     check_reference(run, tokens, report)
+    run.ref.pop("fused", None)  # checked; its cases use the references of "base"
     refs = references(run, tokens, cases)
     full_ref = None
     if any(c.same_as_full for c in cases):
@@ -549,8 +926,19 @@ def run_config(name, spec, args, tmp, report, with_scores):
         torch.cuda.empty_cache()
     for v in variants:
         vc = [c for c in cases if c.variant == v]
-        check_backend(run, v, vc, tokens, refs, full_ref if v == "base" else None,
+        check_backend(run, v, vc, tokens, refs, full_ref if v != "types" else None,
                       scored if v == "base" else ([], {}, {}), report)
+
+
+def describe_moe(run):
+    """One line on the MoE run's layers: S sparse, D dense."""
+    from parity import reference
+    cfg = run.config("base")
+    sparse = reference.sparse_layers(cfg)
+    print("%-12s layers %s (S: %d experts of %d, top %d, norm_topk_prob %s; D: MLP of %d)" % (
+        run.tag, " ".join("S" if l in sparse else "D" for l in range(run.L)), cfg.num_experts,
+        cfg.moe_intermediate_size, cfg.num_experts_per_tok, cfg.norm_topk_prob,
+        cfg.intermediate_size), flush=True)
 
 
 def check_backend(run, variant, cases, tokens, refs, full_ref, scored, report):
@@ -563,13 +951,13 @@ def check_backend(run, variant, cases, tokens, refs, full_ref, scored, report):
     fws = [forward_request(c, tokens, run.tmp, tag) for c in cases]
     got = run_backend(a, run.ckpt[variant], a.dtype, fws, evals, run.tmp, tag)
     if a.dtype == "f32":
-        compare_f32(run, cases, refs, full_ref, got, report)
+        compare_f32(run, cases, refs, full_ref, got, report, tokens)
     else:
-        compare_low(run, cases, refs, got, report)
+        compare_low(run, cases, refs, got, report, tokens)
         # The bf16 / f16 checkpoint read into f32 by the backend.
         fws = [forward_request(c, tokens, run.tmp, tag + "-upcast") for c in cases]
         up = run_backend(a, run.ckpt[variant], "f32", fws, [], run.tmp, tag + "-upcast")
-        compare_f32(run, cases, refs, None, up, report, label="upcast ")
+        compare_f32(run, cases, refs, None, up, report, tokens, label="upcast ")
     if evals:
         compare_scores(run, got, expect, gaps, report)
 
@@ -584,13 +972,16 @@ def options(argv):
     ap.add_argument("--lib", default="build-torch/lib/torch/libbosch-torch.so.0")
     ap.add_argument("--suite", default="", choices=["", "ci"],
                     help="run a predefined matrix (ci: what CI runs on a CPU)")
-    ap.add_argument("--configs", default="tiny,1.7b")
+    ap.add_argument("--configs", default="",
+                    help="comma-separated (default tiny,1.7b); with --suite: run only the "
+                         "suite's entries of these configs")
     ap.add_argument("--dtype", default="f32", choices=["f32", "bf16", "f16"],
                     help="f16 as bf16 (where the backend's device has f16 kernels)")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--len", type=int, default=64)
-    ap.add_argument("--vocab", type=int, default=8192, help="vocabulary of the 1.7b shapes")
+    ap.add_argument("--vocab", type=int, default=8192,
+                    help="vocabulary of the 1.7b and 30b-a3b shapes")
     ap.add_argument("--layers", type=int, default=0, help="override the layer count (0 = keep)")
     ap.add_argument("--swa", type=int, default=0, help="also run the case swa with this window")
     ap.add_argument("--layer-types", type=int, default=0,
@@ -607,8 +998,22 @@ def options(argv):
                     help="bf16/f16: d_ours may be this many times d_hf")
     ap.add_argument("--slack", type=float, default=1e-3, help="bf16/f16: absolute slack")
     ap.add_argument("--score-tol", type=float, default=1e-4, help="LOGPROB difference")
+    ap.add_argument("--flips", type=int, default=2,
+                    help="MoE: near-tie routings a failing case may take the other way "
+                         "(explain_flips; 0: compare with the f32 reference as is)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                    help="override a field of the configs (e.g. mlp_only_layers=[0], "
+                         "norm_topk_prob=false); repeatable")
+    ap.add_argument("--fused", default=FUSED_CASES,
+                    help="MoE: the cases also run on the checkpoint in transformers' fused "
+                         "layout (default %s; none: no fused checkpoint)" % FUSED_CASES)
     ap.add_argument("--keep", default="", help="write the checkpoints here and keep them")
     args = ap.parse_args(argv)
+    args.label = ""
+    try:
+        args.set = dict((k, json.loads(v)) for k, v in (x.split("=", 1) for x in args.set))
+    except ValueError as exc:
+        ap.error("--set KEY=JSON: %s" % exc)
     args.window = args.window or args.swa or args.layer_types or max(2, args.len // 4)
     return args
 
@@ -616,22 +1021,33 @@ def options(argv):
 def plan(args):
     """(config name, spec, args, scores) for every run."""
     runs = []
-    entries = CI_SUITE if args.suite == "ci" else [
-        (n, args.dtype, args.cases, args.scores, {}) for n in args.configs.split(",")]
+    if args.suite == "ci":
+        entries = [e for e in CI_SUITE if not args.configs or e[0] in args.configs.split(",")]
+        if not entries:
+            raise SystemExit("the suite has no entry of %s" % args.configs)
+    else:
+        entries = [(n, args.dtype, args.cases, args.scores, {})
+                   for n in (args.configs or "tiny,1.7b").split(",")]
     for name, dtype, cases, with_scores, over in entries:
         a = copy.copy(args)
         a.dtype = dtype
         if args.suite:
             a.cases, a.swa, a.layer_types = cases, 0, 0
         for k, v in over.items():
-            setattr(a, k, v)
+            if k != "spec":
+                setattr(a, k, v)
         if name not in CONFIGS:
             raise SystemExit("unknown config %r" % name)
         spec = dict(CONFIGS[name])
-        if name == "1.7b":
+        if name in VOCAB_CONFIGS:
             spec["vocab_size"] = a.vocab
         if a.layers:
             spec["num_hidden_layers"] = a.layers
+        spec.update(over.get("spec", {}))
+        spec.update(args.set)
+        if "mlp_only_layers" in spec:  # keep the layers that exist
+            spec["mlp_only_layers"] = [l for l in spec["mlp_only_layers"]
+                                       if l < spec["num_hidden_layers"]]
         runs.append((name, spec, a, with_scores))
     return runs
 
@@ -666,7 +1082,8 @@ def main(argv):
         for name, spec, a, with_scores in plan(args):
             t0 = time.time()
             run_config(name, spec, a, tmp, report, with_scores)
-            print("%s-%s: %.0f s" % (name, a.dtype, time.time() - t0), flush=True)
+            print("%s-%s%s: %.0f s" % (name, a.dtype, "-" + a.label if a.label else "",
+                                       time.time() - t0), flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

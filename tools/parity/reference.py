@@ -1,4 +1,5 @@
-"""The transformers side: Qwen3ForCausalLM with per-unit sliding windows.
+"""The transformers side: Qwen3ForCausalLM and Qwen3MoeForCausalLM with
+per-unit sliding windows.
 
 transformers has no per-head sliding window, so the reference runs inside
 transformers' own forward with an attention function of ours registered in
@@ -11,6 +12,11 @@ the config's window with no sink whatever the unit mask, as libbosch-torch
 runs it. hf_parity.py checks this function against transformers' stock
 eager attention (all full, stock all-sliding, stock layer_types) before
 trusting it.
+
+Mixture-of-experts models (a CONFIGS entry with "arch": "moe") run their
+experts with transformers' eager experts implementation (the per-expert
+loop) so that the reference does not depend on which grouped kernels a
+build has; hf_parity.py checks it against the default implementation.
 """
 import contextlib
 
@@ -129,28 +135,68 @@ def logits(model, tokens, masks=None, window=1, sink=0):
 # ---------------------------------------------------------------------------
 # Models
 
+MOE_ARCH = "moe"
+
+
+def is_moe(spec_or_cfg):
+    """A CONFIGS entry with "arch": "moe", or a Qwen3MoeConfig."""
+    if isinstance(spec_or_cfg, dict):
+        return spec_or_cfg.get("arch") == MOE_ARCH
+    return getattr(spec_or_cfg, "model_type", "") == "qwen3_moe"
+
+
 def make_config(spec, max_len, swa=None, layer_types=None):
-    """A Qwen3Config from a CONFIGS entry: all full; every layer sliding over
-    `swa` (stock use_sliding_window, max_window_layers 0); or `layer_types`
-    (a list of "full_attention"/"sliding_attention") over `swa`."""
+    """A Qwen3Config (Qwen3MoeConfig for "arch": "moe") from a CONFIGS
+    entry: all full; every layer sliding over `swa` (stock
+    use_sliding_window; max_window_layers 0 for the dense architecture,
+    Qwen3MoeConfig has no such field and slides every layer); or
+    `layer_types` (a list of "full_attention"/"sliding_attention") over
+    `swa` (dense only: Qwen3MoeConfig has no layer_types)."""
     from transformers import Qwen3Config
 
     kw = dict(spec)
+    moe = kw.pop("arch", None) == MOE_ARCH
     kw.update(max_position_embeddings=max(4096, max_len), attention_bias=False,
               hidden_act="silu")
     if layer_types:
+        if moe:
+            raise ValueError("Qwen3MoeConfig has no layer_types")
         kw.update(use_sliding_window=True, sliding_window=swa, layer_types=layer_types)
     elif swa:
-        kw.update(use_sliding_window=True, sliding_window=swa, max_window_layers=0)
+        kw.update(use_sliding_window=True, sliding_window=swa)
+        if not moe:
+            kw.update(max_window_layers=0)
     else:
         kw.update(use_sliding_window=False, sliding_window=None)
-    cfg = Qwen3Config(**kw)
+    if moe:
+        from transformers import Qwen3MoeConfig
+        cfg = Qwen3MoeConfig(**kw)
+    else:
+        cfg = Qwen3Config(**kw)
     # transformers >= 5 keeps RoPE settings in rope_parameters.
     rp = getattr(cfg, "rope_parameters", None)
     if isinstance(rp, dict):
         rp["rope_theta"] = spec["rope_theta"]
     cfg._attn_implementation = "eager"
     return cfg
+
+
+def model_class(moe):
+    if moe:
+        from transformers import Qwen3MoeForCausalLM
+        return Qwen3MoeForCausalLM
+    from transformers import Qwen3ForCausalLM
+    return Qwen3ForCausalLM
+
+
+def sparse_layers(cfg):
+    """The layers whose MLP is the experts block (as Qwen3MoeDecoderLayer
+    decides); [] for the dense architecture."""
+    if not is_moe(cfg):
+        return []
+    return [l for l in range(cfg.num_hidden_layers)
+            if l not in (cfg.mlp_only_layers or []) and cfg.num_experts > 0
+            and (l + 1) % cfg.decoder_sparse_step == 0]
 
 
 def no_init_weights():
@@ -167,22 +213,27 @@ def no_init_weights():
 
 
 def build_model(cfg):
-    """A Qwen3ForCausalLM of `cfg` with eager attention and uninitialised
-    weights (buffers such as RoPE's inv_freq are computed)."""
-    from transformers import Qwen3ForCausalLM
-
+    """A Qwen3ForCausalLM (Qwen3MoeForCausalLM) of `cfg` with eager
+    attention (and eager experts) and uninitialised weights (buffers such as
+    RoPE's inv_freq are computed)."""
+    cls = model_class(is_moe(cfg))
+    kw = dict(attn_implementation="eager")
+    if is_moe(cfg):
+        kw.update(experts_implementation="eager")
     with no_init_weights():
         try:
-            model = Qwen3ForCausalLM._from_config(cfg, attn_implementation="eager")
+            model = cls._from_config(cfg, **kw)
         except (TypeError, AttributeError, ValueError):
-            model = Qwen3ForCausalLM(cfg)
+            model = cls(cfg)
     return set_attention(model, "eager").eval()
 
 
 def reinit(model, seed):
     """Weights at a scale that gives O(1) logits (embeddings N(0, 1), linear
-    layers N(0, 1/fan_in), norms 1 + N(0, 0.1^2); tied embeddings, which are
-    also lm_head, N(0, 1/hidden)); transformers' own init (std 0.02) makes
+    layers N(0, 1/fan_in), the fused experts [E, out, in] alike, norms
+    1 + N(0, 0.1^2); tied embeddings, which are also lm_head, N(0, 1/hidden);
+    the MoE router N(0, 1/hidden): O(1) router logits spread the tokens over
+    the experts); transformers' own init (std 0.02) makes
     every logit nearly 0 and hides errors, N(0, 1) tied embeddings make
     logits of ~sqrt(hidden) and one-hot softmaxes."""
     g = torch.Generator().manual_seed(seed)
@@ -193,8 +244,8 @@ def reinit(model, seed):
                 p.copy_(1 + 0.1 * torch.randn(p.shape, generator=g))
             elif "embed_tokens" in name:
                 p.copy_(torch.randn(p.shape, generator=g) / (p.shape[1] ** 0.5 if tied else 1))
-            elif p.dim() == 2:
-                p.copy_(torch.randn(p.shape, generator=g) / (p.shape[1] ** 0.5))
+            elif p.dim() >= 2:  # [out, in], or experts [E, out, in]
+                p.copy_(torch.randn(p.shape, generator=g) / (p.shape[-1] ** 0.5))
             else:
                 p.copy_(torch.randn(p.shape, generator=g) * 0.1)
     if model.config.tie_word_embeddings:
@@ -223,18 +274,103 @@ def transformers_version():
 
 def load(path, dtype, device):
     """from_pretrained in `dtype` (bf16 weights upcast exactly for f32),
-    with the registered attention."""
-    from transformers import Qwen3ForCausalLM
+    with the registered attention (and eager experts); the class from
+    config.json's architectures."""
+    import json
+    import os
 
+    with open(os.path.join(path, "config.json")) as f:
+        archs = json.load(f).get("architectures") or []
+    moe = "Qwen3MoeForCausalLM" in archs
     major, minor = (int(x) for x in transformers_version().split(".")[:2])
     # transformers < 4.56 names the argument torch_dtype (and would take an
     # unknown dtype= for a config field).
-    key = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
-    model = Qwen3ForCausalLM.from_pretrained(path, attn_implementation="eager", **{key: dtype})
+    kw = {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": dtype}
+    if moe:
+        kw.update(experts_implementation="eager")
+    model = model_class(moe).from_pretrained(path, attn_implementation="eager", **kw)
     if next(model.parameters()).dtype != dtype:
         raise RuntimeError("from_pretrained gave %s, not %s"
                            % (next(model.parameters()).dtype, dtype))
     return set_attention(model.to(device).eval(), NAME)
+
+
+def set_experts(model, name):
+    """Switches a MoE model's experts implementation ("eager", "grouped_mm",
+    ...); returns the previous one."""
+    old = model.config._experts_implementation
+    model.set_experts_implementation(name)
+    if model.config._experts_implementation != name:
+        raise RuntimeError("experts implementation %s did not take" % name)
+    return old
+
+
+def routers(model):
+    """The routers of a MoE model's sparse layers, in layer order."""
+    return [mod for _, mod in model.named_modules() if type(mod).__name__.endswith("TopKRouter")]
+
+
+@contextlib.contextmanager
+def routing(model):
+    """Collects, during the forwards inside, each sparse layer's routing: a
+    list (one entry per forward and sparse layer, in order) of (router
+    logits f32 [tokens, E], chosen experts [tokens, k]); token row b * T + t."""
+    out, hooks = [], []
+
+    def hook(module, args, result):
+        logits, _, idx = result
+        out.append((logits.detach().float(), idx.detach()))
+    for r in routers(model):
+        hooks.append(r.register_forward_hook(hook))
+    try:
+        yield out
+    finally:
+        for h in hooks:
+            h.remove()
+
+
+def route_gaps(logits, k):
+    """(router logit gap between the k-th and (k+1)-th expert [tokens], the
+    top k with those two swapped [tokens, k]) of one sparse layer."""
+    top = logits.topk(k + 1, dim=-1)
+    gap = top.values[:, k - 1] - top.values[:, k]
+    alt = top.indices[:, :k].clone()
+    alt[:, k - 1] = top.indices[:, k]
+    return gap, alt
+
+
+@contextlib.contextmanager
+def forced_routes(model, forced):
+    """Routes some tokens to other experts in the forwards inside: forced
+    {(sparse layer #, token row b * T + t): [expert ids]}. Their weights are
+    the router's softmax probabilities of those experts (renormalised under
+    norm_topk_prob), as the router weighs its own choice; the other tokens
+    route as usual."""
+    patched = []
+    for li, r in enumerate(routers(model)):
+        mine = {n: e for (l, n), e in forced.items() if l == li}
+        if not mine:
+            continue
+
+        def forward(h, r=r, mine=mine, orig=type(r).forward):
+            logits, scores, idx = orig(r, h)
+            probs = torch.softmax(logits, dim=-1, dtype=torch.float)
+            idx, scores = idx.clone(), scores.clone()
+            for n, experts in mine.items():
+                sel = torch.tensor(experts, device=idx.device)
+                w = probs[n, sel]
+                if r.norm_topk_prob:
+                    w = w / w.sum()
+                idx[n] = sel
+                scores[n] = w.to(scores.dtype)
+            return logits, scores, idx
+        r.forward = forward  # shadows the class's forward for this module
+        patched.append(r)
+    try:
+        yield
+    finally:
+        for r in patched:
+            del r.forward
 
 
 def layer_types_of(cfg):
