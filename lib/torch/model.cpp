@@ -479,16 +479,20 @@ torch::Tensor Model::mlp(int64_t layer, const torch::Tensor &x) const {
     const LayerWeights &L = layers_[size_t(layer)];
     const int64_t B = x.size(0), T = x.size(1), H = x.size(2);
     const int64_t rows = B * T;
-    const int64_t per_row =
-        std::max<int64_t>(1, feed_forward_row_bytes(cfg_, L, int64_t(x.element_size())));
-    const int64_t block = std::max<int64_t>(1, block_bytes_ / per_row);
     torch::Tensor flat = x.reshape({rows, H});
+    // The experts tile their own rows: row blocks here would read every
+    // expert's weights once per block (measured 5x the dense MLP's time).
+    if (L.router.defined())
+        return feed_forward(cfg_, L, flat, block_bytes_).view({B, T, H});
+    const int64_t per_row =
+        std::max<int64_t>(1, cfg_.intermediate_size * int64_t(x.element_size()) * 3);
+    const int64_t block = std::max<int64_t>(1, block_bytes_ / per_row);
     if (block >= rows)
-        return feed_forward(cfg_, L, flat).view({B, T, H});
+        return feed_forward(cfg_, L, flat, block_bytes_).view({B, T, H});
     torch::Tensor out = torch::empty({rows, H}, x.options());
     for (int64_t r0 = 0; r0 < rows; r0 += block) {
         const int64_t n = std::min(block, rows - r0);
-        out.narrow(0, r0, n).copy_(feed_forward(cfg_, L, flat.narrow(0, r0, n)));
+        out.narrow(0, r0, n).copy_(feed_forward(cfg_, L, flat.narrow(0, r0, n), block_bytes_));
     }
     return out.view({B, T, H});
 }

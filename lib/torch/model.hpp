@@ -38,9 +38,10 @@ struct LayerWeights {
 
 // The feed-forward of one layer on rows x [N, H] (moe.cpp): SwiGLU, or the
 // router and its top-k experts when L.router is defined, as transformers
-// computes them; and the bytes of its temporaries per row.
-torch::Tensor feed_forward(const Qwen3Config &c, const LayerWeights &L, const torch::Tensor &x);
-int64_t feed_forward_row_bytes(const Qwen3Config &c, const LayerWeights &L, int64_t elem);
+// computes them (each expert over its rows in chunks whose temporaries stay
+// under block_bytes; the dense MLP is not tiled here).
+torch::Tensor feed_forward(const Qwen3Config &c, const LayerWeights &L, const torch::Tensor &x,
+                           int64_t block_bytes);
 // SiLU rounded once in reduced precision, as PyTorch 2 computes it.
 torch::Tensor silu_rounded_once(const torch::Tensor &g);
 

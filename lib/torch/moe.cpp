@@ -30,10 +30,13 @@ torch::Tensor swiglu(const torch::Tensor &x, const torch::Tensor &gate_w,
 
 // Routes each row of x [N, H] to its top-k experts and sums their outputs
 // weighted by the router. The routes are grouped by expert (one stable sort)
-// so that each expert runs one matmul over all its rows; the outputs are
-// added expert after expert in ascending order, as transformers adds them,
-// and a row meets each expert at most once, so the sums round alike.
-torch::Tensor experts(const Qwen3Config &c, const LayerWeights &L, const torch::Tensor &x) {
+// so that each expert runs one matmul over all its rows (in chunks whose
+// temporaries stay under block_bytes), reading its weights once per layer
+// whatever N; the outputs are added expert after expert in ascending order,
+// as transformers adds them, and a row meets each expert at most once, so
+// the sums round alike.
+torch::Tensor experts(const Qwen3Config &c, const LayerWeights &L, const torch::Tensor &x,
+                      int64_t block_bytes) {
     const int64_t N = x.size(0), k = c.num_experts_per_tok, E = c.num_experts,
                   I = c.moe_intermediate_size;
     torch::Tensor probs = torch::softmax(torch::linear(x, L.router), -1, torch::kFloat32);
@@ -52,19 +55,22 @@ torch::Tensor experts(const Qwen3Config &c, const LayerWeights &L, const torch::
         torch::bincount(std::get<0>(sorted), {}, E).to(torch::kCPU, torch::kInt64).contiguous();
     const int64_t *n_of = counts.data_ptr<int64_t>();
 
+    const int64_t chunk = std::max<int64_t>(
+        1, block_bytes / std::max<int64_t>(1, (2 * x.size(1) + 3 * I) * int64_t(x.element_size())));
     torch::Tensor out = torch::zeros_like(x);
     int64_t start = 0;
     for (int64_t e = 0; e < E; e++) {
-        const int64_t n = n_of[e];
-        if (n == 0)
-            continue;
-        torch::Tensor rows = rows_of.narrow(0, start, n);
+        const int64_t end = start + n_of[e];
         torch::Tensor gate_up = L.experts_gate_up.select(0, e);
-        torch::Tensor y =
-            swiglu(x.index_select(0, rows), gate_up.narrow(0, 0, I), gate_up.narrow(0, I, I),
-                   L.experts_down.select(0, e));
-        out.index_add_(0, rows, y * weight_of.narrow(0, start, n));
-        start += n;
+        torch::Tensor gate_w = gate_up.narrow(0, 0, I), up_w = gate_up.narrow(0, I, I),
+                      down_w = L.experts_down.select(0, e);
+        for (int64_t r0 = start; r0 < end; r0 += chunk) {
+            const int64_t n = std::min(chunk, end - r0);
+            torch::Tensor rows = rows_of.narrow(0, r0, n);
+            torch::Tensor y = swiglu(x.index_select(0, rows), gate_w, up_w, down_w);
+            out.index_add_(0, rows, y * weight_of.narrow(0, r0, n));
+        }
+        start = end;
     }
     return out;
 }
@@ -76,19 +82,11 @@ std::string expert_name(int64_t l, int64_t e, const char *proj) {
 
 } // namespace
 
-torch::Tensor feed_forward(const Qwen3Config &c, const LayerWeights &L, const torch::Tensor &x) {
+torch::Tensor feed_forward(const Qwen3Config &c, const LayerWeights &L, const torch::Tensor &x,
+                           int64_t block_bytes) {
     if (L.router.defined())
-        return experts(c, L, x);
+        return experts(c, L, x, block_bytes);
     return swiglu(x, L.gate_proj, L.up_proj, L.down_proj);
-}
-
-int64_t feed_forward_row_bytes(const Qwen3Config &c, const LayerWeights &L, int64_t elem) {
-    if (!L.router.defined())
-        return c.intermediate_size * elem * 3;
-    // The router's logits and f32 probabilities, and per route the gathered
-    // row, the expert's gate/up and its output.
-    return c.num_experts * (elem + 8) +
-           c.num_experts_per_tok * (2 * c.hidden_size + 3 * c.moe_intermediate_size) * elem;
 }
 
 std::string fuse_experts(const Qwen3Config &cfg, TensorMap &w) {

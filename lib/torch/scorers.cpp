@@ -126,7 +126,8 @@ torch::Tensor heads_of(const torch::Tensor &probs, const torch::Tensor &v) {
 // choice itself (top-k) is piecewise constant.
 torch::Tensor mlp(const Model &m, const LayerWeights &L, const torch::Tensor &x) {
     if (L.router.defined())
-        return feed_forward(m.config(), L, x.reshape({-1, x.size(-1)})).view(x.sizes());
+        return feed_forward(m.config(), L, x.reshape({-1, x.size(-1)}), m.block_bytes())
+            .view(x.sizes());
     return torch::linear(torch::silu(torch::linear(x, L.gate_proj)) * torch::linear(x, L.up_proj),
                          L.down_proj);
 }
