@@ -675,11 +675,11 @@ static void test_config() {
                    s,
                    [&](json_object *r) {
                        json_object *a = json_object_new_array();
-                       json_object_array_add(a, json_object_new_string("Qwen3MoeForCausalLM"));
+                       json_object_array_add(a, json_object_new_string("Qwen2MoeForCausalLM"));
                        json_object_object_add(r, "architectures", a);
                    },
                    "cfg"),
-               "Qwen3MoeForCausalLM");
+               "Qwen2MoeForCausalLM", "supported: Qwen3ForCausalLM, Qwen3MoeForCausalLM");
     EXPECT_ERR(config_with(
                    s,
                    [&](json_object *r) {
