@@ -37,33 +37,10 @@ static double max_diff(const torch::Tensor &a, const torch::Tensor &b) {
 }
 
 // Shape used by most tests: GQA with 3 query heads per KV head.
-static TinySpec gqa_spec() {
-    TinySpec s;
-    s.layers = 3;
-    s.hidden = 32;
-    s.heads = 6;
-    s.kv_heads = 2;
-    s.head_dim = 8;
-    s.intermediate = 48;
-    s.vocab = 50;
-    s.seed = 7;
-    return s;
-}
+static TinySpec gqa_spec() { return bosch_torch_test::gqa_spec(7); }
 
 static std::string write_model(const std::string &name, const TinySpec &spec) {
-    std::string dir = g_tmp + "/" + name;
-    std::string e = write_tiny_qwen3(dir, spec);
-    if (!e.empty())
-        throw std::runtime_error("write_tiny_qwen3: " + e);
-    return dir;
-}
-
-static std::vector<int32_t> random_tokens(size_t n, int32_t vocab, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::vector<int32_t> t(n);
-    for (auto &x : t)
-        x = int32_t(rng() % uint32_t(vocab));
-    return t;
+    return bosch_torch_test::write_model(g_tmp, name, spec);
 }
 
 static torch::Tensor to_i64(const std::vector<int32_t> &v, int64_t b, int64_t t) {

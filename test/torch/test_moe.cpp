@@ -38,17 +38,11 @@ static std::string g_tmp;
         }                                                                                          \
     } while (0)
 
-// Three layers: 0 and 2 sparse, 1 dense (mlp_only_layers); GQA 3:1.
+// Three layers: 0 and 2 sparse, 1 dense (mlp_only_layers); GQA 3:1, hidden
+// 48 (a multiple of the 6 heads: head_dim may be left out of config.json).
 static TinySpec moe_spec() {
-    TinySpec s;
-    s.layers = 3;
+    TinySpec s = gqa_spec(11);
     s.hidden = 48;
-    s.heads = 6;
-    s.kv_heads = 2;
-    s.head_dim = 8;
-    s.intermediate = 48;
-    s.vocab = 50;
-    s.seed = 11;
     s.experts = 6;
     s.experts_per_tok = 2;
     s.moe_intermediate = 12;
@@ -57,19 +51,7 @@ static TinySpec moe_spec() {
 }
 
 static std::string write_model(const std::string &name, const TinySpec &spec) {
-    std::string dir = g_tmp + "/" + name;
-    std::string e = write_tiny_qwen3(dir, spec);
-    if (!e.empty())
-        throw std::runtime_error("write_tiny_qwen3: " + e);
-    return dir;
-}
-
-static std::vector<int32_t> random_tokens(size_t n, int32_t vocab, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::vector<int32_t> t(n);
-    for (auto &x : t)
-        x = int32_t(rng() % uint32_t(vocab));
-    return t;
+    return bosch_torch_test::write_model(g_tmp, name, spec);
 }
 
 static double max_diff(const std::vector<float> &a, const std::vector<float> &b) {

@@ -28,18 +28,7 @@ using namespace bosch_torch_test;
 static std::string g_tmp;
 
 // GQA with 3 query heads per KV head.
-static TinySpec gqa_spec() {
-    TinySpec s;
-    s.layers = 3;
-    s.hidden = 32;
-    s.heads = 6;
-    s.kv_heads = 2;
-    s.head_dim = 8;
-    s.intermediate = 48;
-    s.vocab = 50;
-    s.seed = 11;
-    return s;
-}
+static TinySpec gqa_spec() { return bosch_torch_test::gqa_spec(11); }
 
 static Qwen3Config config_of(const TinySpec &spec) {
     Qwen3Config cfg;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -76,6 +77,36 @@ std::string json_escape(const std::string &s) {
 }
 
 } // namespace
+
+TinySpec gqa_spec(uint64_t seed) {
+    TinySpec s;
+    s.layers = 3;
+    s.hidden = 32;
+    s.heads = 6;
+    s.kv_heads = 2;
+    s.head_dim = 8;
+    s.intermediate = 48;
+    s.vocab = 50;
+    s.seed = seed;
+    return s;
+}
+
+std::string write_model(const std::string &parent, const std::string &name,
+                        const TinySpec &spec) {
+    std::string dir = parent + "/" + name;
+    std::string e = write_tiny_qwen3(dir, spec);
+    if (!e.empty())
+        throw std::runtime_error("write_tiny_qwen3: " + e);
+    return dir;
+}
+
+std::vector<int32_t> random_tokens(size_t n, int32_t vocab, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<int32_t> t(n);
+    for (auto &x : t)
+        x = int32_t(rng() % uint32_t(vocab));
+    return t;
+}
 
 bool TinySpec::sparse(int64_t l) const {
     for (int64_t d : mlp_only_layers)

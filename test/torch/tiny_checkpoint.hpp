@@ -63,6 +63,15 @@ std::string write_safetensors(const std::string &path, const bosch_torch::Tensor
 std::string write_tiny_qwen3(const std::string &dir, const TinySpec &spec,
                              bosch_torch::TensorMap *written = nullptr);
 
+// The tests' usual shape: 3 layers, GQA with 3 query heads per KV head
+// (6 / 2, head_dim 8), hidden 32, MLP 48, vocabulary 50.
+TinySpec gqa_spec(uint64_t seed);
+// write_tiny_qwen3 into parent/name; throws std::runtime_error on failure.
+std::string write_model(const std::string &parent, const std::string &name,
+                        const TinySpec &spec);
+// n token ids uniform in [0, vocab), from std::mt19937(seed).
+std::vector<int32_t> random_tokens(size_t n, int32_t vocab, uint32_t seed);
+
 // A fresh empty directory under $TMPDIR (or /tmp), e.g. /tmp/bosch-<tag>-XXXXXX;
 // throws std::runtime_error on failure.
 std::string make_temp_dir(const std::string &tag);
