@@ -110,6 +110,11 @@ class Progress:
     # None before one): the better reference for that prefix cache
     best_mask: bytes | None = None
 
+    def __repr__(self) -> str:
+        return ("bosch.Progress(%s, %d/%d evaluations, best_score=%.6g, %.1f s)"
+                % (self.stage_name, self.evaluations, self.budget, self.best_score,
+                   self.elapsed))
+
 
 @dataclass
 class HistoryRecord:
@@ -213,6 +218,16 @@ class Result:
     @property
     def stop_reason(self) -> StopReason | None:
         return StopReason(self.status) if self.status in StopReason._value2member_map_ else None
+
+    def __repr__(self) -> str:
+        # A summary: the history (every record with its mask) is in
+        # .history; printing it all made print(result) of a 300-evaluation
+        # search 200 KB long.
+        score = ("score=%.6g (normalised %.6g)" % (self.score, self.normalized_score)
+                 if self.feasible else "infeasible")
+        return ("bosch.Result(%s, %s, swa_units=%d/%d, ratio=%.4f, evaluations=%d, "
+                "history=%d records)" % (self.status_name, score, self.swa_units, self.units,
+                                         self.ratio, self.total_evaluations, len(self.history)))
 
     def kv_saving(self, context: int, window: int, sink: int = 0) -> float:
         """Estimated KV-cache saving of the mask (fraction of the full cache)."""

@@ -67,7 +67,8 @@ def test_wheel(tmp_path):
     with zipfile.ZipFile(tmp_path / name) as z:
         names = set(z.namelist())
         modules = {f"bosch/{f}" for f in os.listdir(os.path.join(PKG_ROOT, "bosch"))
-                   if f.endswith(".py")}
+                   if f.endswith(".py") or f == "py.typed"}
+        assert "bosch/py.typed" in modules  # PEP 561: typed
         di = f"libbosch-{version}.dist-info"
         assert modules <= names
         assert {n for n in names if not n.startswith(di)} == modules  # nothing else

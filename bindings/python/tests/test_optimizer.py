@@ -77,6 +77,15 @@ def test_optimize_python_evaluator(problem, testbed, make_opt):
         assert h.mask == list(m) and h.score == testbed.score(m)
         assert h.stage_name == bosch.stage_name(h.stage)
     assert opt.evaluator_status == 0
+    # print(result) is a one-line summary, not the whole history
+    text = repr(res)
+    assert str(res) == text and len(text) < 300, text
+    assert text.startswith("bosch.Result(" + res.status_name + ", score=")
+    assert "swa_units=%d/32" % res.swa_units in text
+    assert "history=%d records" % len(res.history) in text
+    seen = []
+    make_opt(problem, budget=20).optimize(evaluator=testbed.score, progress=seen.append)
+    assert seen and repr(seen[-1]).startswith("bosch.Progress(") and len(repr(seen[-1])) < 200
 
 
 def test_optimize_batch_evaluator(problem, testbed, make_opt):
