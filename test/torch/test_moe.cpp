@@ -222,9 +222,15 @@ static void test_config() {
 static void test_layouts() {
     TinySpec s = moe_spec();
     const std::string hub = write_model("hub", s);
+    s.shards = 3; // sharded safetensors (model.safetensors.index.json), as published
+    const std::string sharded = write_model("sharded", s);
+    s.shards = 1;
     s.fused_experts = true;
     const std::string fused = write_model("fused", s);
-    bosch_torch_model *a = nullptr, *b = nullptr;
+    bosch_torch_model *a = nullptr, *b = nullptr, *sh = nullptr;
+    EXPECT_ST(created(sh = bosch_torch_model_open(sharded.c_str(), BOSCH_TORCH_DEVICE_CPU,
+                                                 BOSCH_TORCH_DTYPE_F32)),
+              BOSCH_OK);
     EXPECT_ST(created(a = bosch_torch_model_open(hub.c_str(), BOSCH_TORCH_DEVICE_CPU,
                                                  BOSCH_TORCH_DTYPE_F32)),
               BOSCH_OK);
@@ -239,6 +245,7 @@ static void test_layouts() {
         EXPECT(n == 2);
         EXPECT_ST(bosch_torch_model_experts(nullptr, &e, &k, &n), BOSCH_E_INVALID);
         EXPECT(std::strcmp(bosch_torch_model_identity(a), bosch_torch_model_identity(b)) == 0);
+        EXPECT(sh && std::strcmp(bosch_torch_model_identity(a), bosch_torch_model_identity(sh)) == 0);
         std::vector<int32_t> tok = random_tokens(2 * 19, 50, 5);
         const uint8_t mixed[12] = {1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0};
         std::vector<float> x = logits_of(a, tok, 2, mixed, 4, 1),
@@ -254,6 +261,7 @@ static void test_layouts() {
     }
     bosch_torch_model_free(a);
     bosch_torch_model_free(b);
+    bosch_torch_model_free(sh);
     TinySpec dense = moe_spec();
     dense.experts = 0;
     bosch_torch_model *d = nullptr;
