@@ -132,9 +132,10 @@ static uint32_t sliding_layers(const bosch_selection *s)
     return n;
 }
 
-/* The four members Qwen3Config reads for per-layer windows (a Qwen3-MoE
- * config: use_sliding_window says whether every layer slides). */
-static int set_window_members(const bosch_selection *s, json_object *cfg, int moe)
+/* The four members Qwen3Config reads for per-layer windows
+ * (use_sliding_window false only for a Qwen3-MoE config of no sliding
+ * layer: there it says whether every layer slides). */
+static int set_window_members(const bosch_selection *s, json_object *cfg, int use_sliding_window)
 {
     json_object *types = json_object_new_array_ext((int)s->layers);
     if (!types)
@@ -149,7 +150,7 @@ static int set_window_members(const bosch_selection *s, json_object *cfg, int mo
     }
     /* json_object_object_add replaces an existing member in place. */
     json_object_object_add(cfg, "use_sliding_window",
-                           json_object_new_boolean(!moe || sliding_layers(s) > 0));
+                           json_object_new_boolean(use_sliding_window));
     json_object_object_add(cfg, "sliding_window", json_object_new_int64((int64_t)s->kv_window));
     /* Ignored when layer_types is given; a reader that still uses it alone
      * (slide every layer from max_window_layers on) gets the right layers
@@ -205,7 +206,7 @@ int bosch_selection_export_hf(const bosch_selection *s, const char *source_confi
                          "layers or none in transformers (use_sliding_window; layer_types is "
                          "ignored); the selection slides %u of %u layers",
                       source_config, sliding, s->layers);
-    if (rc == BOSCH_OK && set_window_members(s, cfg, moe) != BOSCH_OK)
+    if (rc == BOSCH_OK && set_window_members(s, cfg, !moe || sliding > 0) != BOSCH_OK)
         rc = sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
     const char *text = rc ? NULL : json_object_to_json_string_ext(cfg, JSON_FLAGS);
     if (rc == BOSCH_OK && !text)

@@ -51,16 +51,10 @@ torch::Tensor take(TensorMap &w, const std::string &name, torch::Device dev,
     return t;
 }
 
-void expect_shape(const torch::Tensor &t, const std::string &name,
-                  std::initializer_list<int64_t> shape) {
-    if (t.sizes() != c10::IntArrayRef(shape)) {
-        std::string want = "[";
-        for (auto s : shape)
-            want += (want.size() > 1 ? ", " : "") + std::to_string(s);
-        want += "]";
+void expect_shape(const torch::Tensor &t, const std::string &name, c10::IntArrayRef shape) {
+    if (t.sizes() != shape)
         invalid("checkpoint: tensor " + name + " has shape " + c10::str(t.sizes()) +
-                ", expected " + want);
-    }
+                ", expected " + c10::str(shape));
 }
 
 // Refuses a dtype the device's kernels lack (f16 matmul / silu on CPU in
@@ -244,9 +238,7 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
         for (const Spec &s : spec) {
             std::string name = layer_name(l, s.name);
             *s.dst = take(w, name, device, dtype);
-            if (s.dst->sizes() != c10::IntArrayRef(s.shape))
-                invalid("checkpoint: tensor " + name + " has shape " + c10::str(s.dst->sizes()) +
-                        ", expected " + c10::str(c10::IntArrayRef(s.shape)));
+            expect_shape(*s.dst, name, s.shape);
         }
     }
     return m;
