@@ -7,7 +7,11 @@
 2. no include cycle between files of lib/;
 3. no call cycle between the files of libbosch: from the objects of the
    internal static archive (nm), file A -> file B when A uses a symbol B
-   defines; the graph must have no cycle.
+   defines; the graph must have no cycle;
+4. lib/lns is a stack (LNS_LEVEL): the shared state at the bottom, the
+   pending batch above it, the stages, the driver on top. A file includes
+   and calls only files of its own level or below, and the flip sweep's
+   state (sweep_state.h) is seen by sweep*.c alone.
 
 Usage: check-layers.py LIB_SOURCE_DIR [ARCHIVE.a]
 """
@@ -31,6 +35,16 @@ ALLOWED = {
     "torch": {"core", "text"},
     "text": set(),
 }
+# lib/lns, bottom to top: file stem -> level (a .c and its .h share one).
+LNS_LEVEL = {
+    "method": 0, "state": 0, "allocation": 0,  # shared state, pure arithmetic
+    "batch": 1,                                  # the pending batch, subproblems
+    "stage": 2, "anchors": 2, "plan": 2, "probe": 2, "alloc": 2, "group": 2,
+    "sweep": 2, "sweep_state": 2, "sweep_moves": 2, "sweep_probe": 2,
+    "layers": 2, "confirm": 2,                   # the stages
+    "lns": 3,                                    # the driver
+}
+LNS_PRIVATE = {"sweep_state": "sweep"}  # header stem -> the stem prefix of its only users
 # System headers the method must not see.
 METHOD = {"lns", "search", "strategies"}
 FORBIDDEN_IN_METHOD = re.compile(r"#\s*include\s*<(uv\.h|pthread\.h|json-c/|zstd\.h|threads\.h)")
@@ -95,9 +109,49 @@ def check_includes(root):
                 errors.append(f'{rel}: includes "{inc}" but {folder}/ may use only '
                               f"{sorted(ALLOWED.get(folder, set())) or 'itself'}")
             graph[rel].add(target)
+            if folder == "lns" and top == "lns":
+                errors += check_lns_include(rel, target)
     cycle = find_cycle(graph)
     if cycle:
         errors.append("include cycle: " + " -> ".join(cycle))
+    return errors
+
+
+def lns_stem(path):
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def check_lns_include(rel, target):
+    """Rule 4 for one include of a file of lib/lns."""
+    src, dst = lns_stem(rel), lns_stem(target)
+    for stem in (src, dst):
+        if stem not in LNS_LEVEL:
+            return [f"{rel}: lib/lns/{stem} has no level in check-layers.py's LNS_LEVEL"]
+    if LNS_LEVEL[dst] > LNS_LEVEL[src]:
+        return [f'{rel}: includes "{target}", a level above it in lib/lns\'s stack']
+    owner = LNS_PRIVATE.get(dst)
+    if owner and not src.startswith(owner):
+        return [f'{rel}: includes "{target}", which only {owner}*.c may see']
+    return []
+
+
+def check_lns_calls(graph):
+    """Rule 4 for calls: no object of lib/lns calls one of a higher level."""
+    errors = []
+    def stem(obj):  # ".../lns_sweep.c.o" -> "sweep"; None outside lib/lns
+        base = os.path.basename(obj)
+        return base[len("lns_"):].split(".")[0] if base.startswith("lns_") else None
+
+    for obj, targets in sorted(graph.items()):
+        src = stem(obj)
+        if src is None:
+            continue
+        for t in sorted(targets):
+            dst = stem(t)
+            if dst is None:
+                continue
+            if LNS_LEVEL.get(dst, -1) > LNS_LEVEL.get(src, 99):
+                errors.append(f"lib/lns/{src}.c calls lib/lns/{dst}.c, a level above it")
     return errors
 
 
@@ -121,7 +175,8 @@ def check_calls(archive):
             if d and d != obj:
                 graph[obj].add(d)
     cycle = find_cycle(graph)
-    return ["call cycle: " + " -> ".join(cycle)] if cycle else []
+    errors = ["call cycle: " + " -> ".join(cycle)] if cycle else []
+    return errors + check_lns_calls(graph)
 
 
 def main():
@@ -134,7 +189,7 @@ def main():
     for e in errors:
         print("FAIL", e)
     if not errors:
-        print("ok: module map respected, no include cycle" +
+        print("ok: module map respected, no include cycle, lib/lns a stack" +
               (", no call cycle between files" if len(sys.argv) > 2 else ""))
     return 1 if errors else 0
 

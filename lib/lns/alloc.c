@@ -6,7 +6,9 @@
 
 #include "core/bitset.h"
 #include "core/rng.h"
-#include "lns/lns_impl.h"
+#include "lns/allocation.h"
+#include "lns/batch.h"
+#include "lns/stage.h"
 
 
 /* Probe drops -> per-layer difficulty weights in [0, 1]. */
@@ -24,7 +26,7 @@ static void probe_weights(struct plan *pl, uint32_t L)
 }
 
 /* Adopts the best evaluated stage-2 candidate as allocation and start mask. */
-void lns_choose_allocation(lns *m)
+static void choose_allocation(lns *m)
 {
     struct plan *pl = &m->plan;
     uint32_t L = m->prob->layers;
@@ -48,6 +50,13 @@ void lns_choose_allocation(lns *m)
     for (uint32_t l = 0; l < L; l++)
         lns_log(m, BOSCH_LOG_DEBUG, "stage 2: layer %u weight %.4f -> %u SWA units", l,
                 pl->weight[l], pl->k[l]);
+}
+
+/* The start masks were told (stage 3 begins with the best). */
+static int allocation_told(lns *m)
+{
+    choose_allocation(m);
+    return BOSCH_OK;
 }
 
 /* Stage 2. The full method tries ALLOC_CANDIDATES spreads evenly spaced in
@@ -102,13 +111,14 @@ int lns_step_alloc(lns *m)
     m->step = STEP_GROUP;
     pl->nchunks = 0;
     if (m->npend == 0) {
-        lns_choose_allocation(m);
+        choose_allocation(m);
         return 0;
     }
     if (lns_budget_left(m) < m->npend) {
         m->npend = 0;
         return lns_budget_reached(m);
     }
+    m->pend_told = allocation_told;
     return (int)m->npend;
 }
 

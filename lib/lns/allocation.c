@@ -8,7 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "lns/lns.h"
+#include "bosch/bosch.h"
+#include "lns/allocation.h"
 
 int alloc_counts(uint32_t layers, uint32_t groups, const uint32_t *lo, const uint32_t *hi,
                  size_t target, double rho, const double *weight, double spread, uint32_t *k)

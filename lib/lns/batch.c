@@ -1,11 +1,12 @@
 /* The method's pending batch, and the lifecycle of the subproblem a stage
  * is solving (build, start with the stage's strategy, pull batches, commit
  * the incumbent, free). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/bitset.h"
-#include "lns/lns_impl.h"
+#include "lns/batch.h"
 
 int lns_reserve_pending(lns *m, size_t n)
 {
@@ -66,7 +67,7 @@ int lns_push_request(lns *m, const uint8_t *mask, int stage, double fidelity, ui
     m->pend_draw[m->npend] = draw;
     m->npend++;
     m->pend_stage = stage;
-    m->pend_from_runner = 0;
+    m->pend_told = NULL;
     return BOSCH_OK;
 }
 
@@ -113,6 +114,24 @@ int lns_start_subproblem(lns *m, bosch_subproblem *sp, uint64_t budget, int stag
     return BOSCH_OK;
 }
 
+/* The runner's batch was told: its strategy observes it. */
+static int runner_told(lns *m)
+{
+    int rc = runner_complete(&m->run, m->pend_record);
+    if (rc < 0)
+        return lns_fail(m, rc, "strategy '%s' failed in observe", m->run.strat.name);
+    if (m->screen.off && !m->screen_logged) {
+        m->screen_logged = 1;
+        lns_log(m, BOSCH_LOG_INFO,
+                "screening off for the rest of the run: after %u pairs the screened "
+                "scores' rms error %.3g exceeds half the candidates' rms gap %.3g to the "
+                "best",
+                m->screen.n, sqrt(m->screen.sum_sq / m->screen.n),
+                sqrt(m->screen.gap_sq / m->screen.n));
+    }
+    return BOSCH_OK;
+}
+
 /* Pulls the runner's next batch into the pending batch; 0 = finished. */
 int lns_pull_runner(lns *m)
 {
@@ -128,7 +147,7 @@ int lns_pull_runner(lns *m)
     memcpy(m->pend_fid, m->run.pend_fid, (size_t)n * sizeof *m->pend_fid);
     memset(m->pend_draw, 0, (size_t)n * sizeof *m->pend_draw);
     m->npend = (size_t)n;
-    m->pend_from_runner = 1;
+    m->pend_told = runner_told;
     return n;
 }
 

@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "core/bitset.h"
-#include "lns/lns_impl.h"
+#include "lns/batch.h"
+#include "lns/stage.h"
 
 /* The best `want` eligible records by objective, best first. */
 static uint32_t top_records(const lns *m, int64_t *out, uint32_t want)

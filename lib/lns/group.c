@@ -6,7 +6,8 @@
 
 #include "core/bitset.h"
 #include "core/rng.h"
-#include "lns/lns_impl.h"
+#include "lns/batch.h"
+#include "lns/stage.h"
 
 
 struct layer_key {
@@ -198,7 +199,10 @@ int lns_step_polish(lns *m)
         if (rc < 0)
             return rc;
     }
-    if (lns_sweep_due(m)) {
+    int due = lns_sweep_due(m);
+    if (due < 0)
+        return due;
+    if (due) {
         pl->group_used += lns_close_subproblem(m);
         m->step = STEP_SWEEP;
         return 0;

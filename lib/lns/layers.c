@@ -5,7 +5,8 @@
 
 #include "core/bitset.h"
 #include "core/rng.h"
-#include "lns/lns_impl.h"
+#include "lns/batch.h"
+#include "lns/stage.h"
 
 
 int lns_step_layers(lns *m)

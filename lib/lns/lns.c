@@ -1,5 +1,7 @@
-/* The method's driver: lifetime, the two batches (next / tell), the anchors
- * and the plan, and what the session may read. */
+/* The method's driver, the top of lib/lns: lifetime, the two batches
+ * (next / tell) run through the step table, the best record, and what the
+ * session may read. The steps are the stages' (stage.h); what they share
+ * is below them (batch.h, state.h). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,7 +9,9 @@
 #include <string.h>
 
 #include "core/bitset.h"
-#include "lns/lns_impl.h"
+#include "lns/batch.h"
+#include "lns/lns.h"
+#include "lns/stage.h"
 
 lns *lns_create(const bosch_problem *p, const struct lns_config *cfg,
                 const struct lns_hooks *hooks)
@@ -58,12 +62,12 @@ void lns_free(lns *m)
     free(m->pend_fid);
     free(m->pend_draw);
     free(pl->conf_rec);
-    lns_sweep_free(pl);
+    lns_sweep_free(m);
     store_free(&m->store);
     free(m);
 }
 
-/* ---- anchors and plan -------------------------------------------------------- */
+/* ---- the budget a run needs ---------------------------------------------------- */
 
 /* Layers stage 1 probes (those with a free unit). */
 static uint32_t probe_layers(const bosch_problem *p)
@@ -108,115 +112,6 @@ static int check_budget(lns *m)
                     m->cfg.confirm ? " + the confirmation draws" : "");
 }
 
-/* The two reference models: all full and all SWA. */
-static int step_anchors(lns *m)
-{
-    uint8_t *mask = calloc(m->prob->units, 1);
-    if (!mask)
-        return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
-    lns_push_fixed(m, mask, BOSCH_STAGE_ANCHORS);
-    memset(mask, 1, m->prob->units);
-    lns_push_fixed(m, mask, BOSCH_STAGE_ANCHORS);
-    free(mask);
-    return (int)m->npend;
-}
-
-static int anchors_told(lns *m)
-{
-    m->s_full = m->store.scores[m->pend_record[0]];
-    m->s_swa = m->store.scores[m->pend_record[1]];
-    /* Ordered by more than the tolerance: a gap within an evaluator's
-     * numerical noise would normalise every score by rounding error. */
-    const int ordered = m->s_full - m->s_swa > m->cfg.anchor_tolerance;
-    if (!ordered && m->cfg.raw_scores) {
-        m->raw = 1;
-        m->anchors_known = 1;
-        lns_log(m, BOSCH_LOG_WARN,
-                "anchors not ordered (S_full = %g, S_allSWA = %g, anchor_tolerance %g): "
-                "searching raw scores without normalisation (raw_scores); normalized scores "
-                "are NaN",
-                m->s_full, m->s_swa, m->cfg.anchor_tolerance);
-        return BOSCH_OK;
-    }
-    if (!ordered && m->cfg.anchor_tolerance > 0 && m->s_full > m->s_swa)
-        return lns_fail(m, BOSCH_E_ANCHORS,
-                        "anchor scores cannot normalise: S_full = %g is above S_allSWA = %g "
-                        "by %g, not more than anchor_tolerance = %g (the evaluator's numerical "
-                        "noise: the gap could be rounding error)",
-                        m->s_full, m->s_swa, m->s_full - m->s_swa, m->cfg.anchor_tolerance);
-    if (!ordered)
-        return lns_fail(m, BOSCH_E_ANCHORS,
-                        "anchor scores cannot normalise: S_full = %g is not above "
-                        "S_allSWA = %g (the task does not tell full from SWA attention)",
-                        m->s_full, m->s_swa);
-    m->anchors_known = 1;
-    lns_log(m, BOSCH_LOG_INFO, "anchors: S_full = %g, S_allSWA = %g", m->s_full, m->s_swa);
-    return BOSCH_OK;
-}
-
-int lns_plan_init(lns *m)
-{
-    const bosch_problem *p = m->prob;
-    struct plan *pl = &m->plan;
-    uint32_t L = p->layers;
-    pl->lo = malloc(L * sizeof *pl->lo);
-    pl->hi = malloc(L * sizeof *pl->hi);
-    pl->k_uniform = malloc(L * sizeof *pl->k_uniform);
-    pl->k = malloc(L * sizeof *pl->k);
-    pl->work = calloc(p->units, 1);
-    pl->s_best = malloc((L + 1) * sizeof *pl->s_best);
-    pl->pref = malloc(p->units * sizeof *pl->pref);
-    pl->weight = calloc(L, sizeof *pl->weight);
-    pl->chunk_start = calloc(L + 1, sizeof *pl->chunk_start);
-    pl->chunk_layers = malloc(L * sizeof *pl->chunk_layers);
-    if (!pl->lo || !pl->hi || !pl->k_uniform || !pl->k || !pl->work || !pl->s_best || !pl->pref ||
-        !pl->weight || !pl->chunk_start || !pl->chunk_layers)
-        return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
-    for (uint32_t l = 0; l < L; l++)
-        problem_layer_range(p, l, &pl->lo[l], &pl->hi[l]);
-    for (size_t u = 0; u < p->units; u++) {
-        pl->work[u] = p->fix[u] == BOSCH_FIX_SWA;
-        pl->pref[u] = 0.0;
-    }
-    pl->work_record = -1;
-    pl->target = bosch_problem_target_units(p);
-    double rho_eff = (double)pl->target / (double)p->units;
-    int rc = alloc_counts(L, p->groups, pl->lo, pl->hi, pl->target, rho_eff, NULL, 0.0,
-                          pl->k_uniform);
-    if (rc < 0)
-        return lns_fail(m, rc, "no uniform allocation meets the target of %zu units",
-                        pl->target);
-    memcpy(pl->k, pl->k_uniform, L * sizeof *pl->k);
-    pl->s_best[L] = lns_normalized(m, m->s_full); /* 1.0, or S_full when raw */
-    pl->layer = L;
-
-    uint64_t left = lns_budget_left(m);
-    /* stage 2 evaluates up to ALLOC_CANDIDATES start masks */
-    uint64_t after_start = left > ALLOC_CANDIDATES ? left - ALLOC_CANDIDATES : 0;
-    switch (m->cfg.variant) {
-    case BOSCH_VARIANT_FULL:
-        pl->probe_budget = m->cfg.probe_budget
-                               ? m->cfg.probe_budget
-                               : (uint64_t)floor(m->cfg.probe_fraction * (double)after_start + 0.5);
-        m->step = STEP_PROBE;
-        break;
-    case BOSCH_VARIANT_PROBE_ONLY:
-        pl->probe_budget = m->cfg.probe_budget ? m->cfg.probe_budget : left;
-        m->step = STEP_PROBE;
-        break;
-    case BOSCH_VARIANT_GROUP_ONLY:
-        m->step = STEP_ALLOC;
-        break;
-    default:
-        m->step = STEP_LAYERS;
-        break;
-    }
-    lns_log(m, BOSCH_LOG_INFO, "plan: variant %s, target %zu of %zu units, budget %llu",
-            bosch_variant_name(m->cfg.variant), pl->target, p->units,
-            (unsigned long long)m->cfg.budget);
-    return BOSCH_OK;
-}
-
 
 /* Every stage ran to completion: BOSCH_DONE when the budget is spent,
  * else BOSCH_CONVERGED with a log line saying how much was used. */
@@ -238,60 +133,47 @@ static void lns_finish(lns *m)
             used, (unsigned long long)m->cfg.budget, left, bosch_variant_name(m->cfg.variant));
 }
 
+/* The last step: the confirmation draws if they are due, else the end. */
+static int step_finished(lns *m)
+{
+    if (lns_confirm_pending(m)) {
+        m->step = STEP_CONFIRM;
+        return 0;
+    }
+    lns_finish(m);
+    lns_milestone(m);
+    return 0;
+}
+
+/* Each step runs its stage and reports as which bosch_stage progress sees it. */
+static const struct {
+    int (*run)(lns *m);
+    int stage; /* enum bosch_stage */
+} steps[STEP_COUNT] = {
+    [STEP_ANCHORS] = {lns_step_anchors, BOSCH_STAGE_ANCHORS},
+    [STEP_PLAN] = {lns_step_plan, BOSCH_STAGE_ANCHORS},
+    [STEP_PROBE] = {lns_step_probe, BOSCH_STAGE_PROBE},
+    [STEP_ALLOC] = {lns_step_alloc, BOSCH_STAGE_ALLOC},
+    [STEP_GROUP] = {lns_step_group, BOSCH_STAGE_GROUP},
+    [STEP_POLISH] = {lns_step_polish, BOSCH_STAGE_GROUP},
+    [STEP_SWEEP] = {lns_step_sweep, BOSCH_STAGE_GROUP},
+    [STEP_LAYERS] = {lns_step_layers, BOSCH_STAGE_GROUP},
+    [STEP_CONFIRM] = {lns_step_confirm, BOSCH_STAGE_GROUP},
+    [STEP_FINISHED] = {step_finished, BOSCH_STAGE_GROUP},
+};
+
 /* ---- the two batches ----------------------------------------------------------- */
 
 int lns_next(lns *m, struct lns_batch *out)
 {
     out->n = 0;
     out->masks = NULL;
+    if (m->status == 0 && m->store.n == 0 && m->step == STEP_ANCHORS && check_budget(m) < 0)
+        return m->status;
     for (;;) {
         if (m->status != 0)
             return m->status < 0 ? m->status : 0;
-        int n = 0;
-        switch (m->step) {
-        case STEP_ANCHORS:
-            if (m->store.n == 0 && check_budget(m) < 0)
-                return m->status;
-            if (m->anchors_known) {
-                m->step = STEP_PLAN;
-                continue;
-            }
-            n = step_anchors(m);
-            break;
-        case STEP_PLAN:
-            if (lns_plan_init(m) < 0)
-                return m->status;
-            continue;
-        case STEP_PROBE:
-            n = lns_step_probe(m);
-            break;
-        case STEP_ALLOC:
-            n = lns_step_alloc(m);
-            break;
-        case STEP_GROUP:
-            n = lns_step_group(m);
-            break;
-        case STEP_POLISH:
-            n = lns_step_polish(m);
-            break;
-        case STEP_SWEEP:
-            n = lns_step_sweep(m);
-            break;
-        case STEP_LAYERS:
-            n = lns_step_layers(m);
-            break;
-        case STEP_CONFIRM:
-            n = lns_step_confirm(m);
-            break;
-        case STEP_FINISHED:
-            if (lns_confirm_pending(m)) {
-                m->step = STEP_CONFIRM;
-                continue;
-            }
-            lns_finish(m);
-            lns_milestone(m);
-            return 0;
-        }
+        int n = steps[m->step].run(m);
         if (n > 0) {
             out->n = (size_t)n;
             out->masks = m->pend;
@@ -352,41 +234,16 @@ static void update_best_of_batch(lns *m, size_t n)
         update_best(m, m->pend_record[i]);
 }
 
-/* The stage machine observes a complete batch. */
-static int batch_done(lns *m)
-{
-    if (m->pend_from_runner) {
-        int rc = runner_complete(&m->run, m->pend_record);
-        if (rc < 0)
-            return lns_fail(m, rc, "strategy '%s' failed in observe", m->run.strat.name);
-        if (m->screen.off && !m->screen_logged) {
-            m->screen_logged = 1;
-            lns_log(m, BOSCH_LOG_INFO,
-                    "screening off for the rest of the run: after %u pairs the screened "
-                    "scores' rms error %.3g exceeds half the candidates' rms gap %.3g to the "
-                    "best",
-                    m->screen.n, sqrt(m->screen.sum_sq / m->screen.n),
-                    sqrt(m->screen.gap_sq / m->screen.n));
-        }
-        return BOSCH_OK;
-    }
-    if (m->step == STEP_ANCHORS)
-        return anchors_told(m);
-    if (m->step == STEP_CONFIRM)
-        return BOSCH_OK; /* lns_step_confirm reads the draws */
-    if (m->step == STEP_GROUP) /* the stage-2 start masks */
-        lns_choose_allocation(m);
-    return BOSCH_OK;
-}
-
 int lns_tell(lns *m, const double *scores, const double *walls)
 {
     int rc = store_batch(m, NULL, scores, walls);
     if (rc < 0)
         return lns_fail(m, rc, "out of memory storing evaluations");
     size_t n = m->npend;
+    int (*told)(lns *) = m->pend_told;
     m->npend = 0;
-    rc = batch_done(m);
+    m->pend_told = NULL;
+    rc = told ? told(m) : BOSCH_OK;
     if (rc < 0)
         return rc;
     update_best_of_batch(m, n);
@@ -405,6 +262,7 @@ int lns_keep(lns *m, const uint8_t *told, const double *scores, const double *wa
             update_best_of_batch(m, n);
     }
     m->npend = 0;
+    m->pend_told = NULL;
     return rc;
 }
 
@@ -432,17 +290,7 @@ uint64_t lns_evaluations(const lns *m, int stage)
 
 int lns_stage(const lns *m)
 {
-    switch (m->step) {
-    case STEP_ANCHORS:
-    case STEP_PLAN:
-        return BOSCH_STAGE_ANCHORS;
-    case STEP_PROBE:
-        return BOSCH_STAGE_PROBE;
-    case STEP_ALLOC:
-        return BOSCH_STAGE_ALLOC;
-    default:
-        return BOSCH_STAGE_GROUP;
-    }
+    return steps[m->step].stage;
 }
 
 const uint8_t *lns_work(const lns *m)

@@ -15,49 +15,7 @@
 #ifndef LIBBOSCH_LNS_LNS_H
 #define LIBBOSCH_LNS_LNS_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-#include "bosch/bosch.h"
-#include "core/cache.h"
-
-typedef struct lns lns;
-
-/* What changes the method's result (the session's options that matter). */
-struct lns_config {
-    uint64_t seed, budget;
-    uint64_t probe_budget, group_budget; /* 0 = derived */
-    double probe_fraction, polish_fraction, alpha, spread;
-    uint32_t group_cap, batch;
-    int variant;                                      /* enum bosch_variant */
-    const bosch_strategy *strategy[BOSCH_STAGE_COUNT]; /* PROBE and GROUP; borrowed */
-    int anchors_given;
-    double s_full, s_swa;
-    int raw_scores; /* anchors not ordered: search raw scores instead of failing */
-    double anchor_tolerance; /* ordered means S_full - S_allSWA > anchor_tolerance */
-    uint32_t confirm, confirm_top; /* confirmation draws of the best masks at the end */
-    double screen_fidelity;        /* stage 3 screens new candidates at it (1 = off) */
-    const double *prior;           /* the host's per-unit priors (units; borrowed), or NULL */
-    uint32_t sweep_pairs;          /* flip sweep: most pairs scored (0 = no sweep) */
-    double sweep_gap;              /* ... runs when the recent median gap is below this */
-};
-
-struct lns_hooks {
-    void (*log)(void *ctx, int level, const char *msg); /* NULL = silent */
-    int (*log_wanted)(void *ctx, int level); /* 0 = do not format (NULL = all wanted) */
-    void (*milestone)(void *ctx);                        /* NULL = none */
-    void *ctx;
-};
-
-/* A batch to score: n masks of `units` bytes back to back, all of one stage.
- * Valid until the next lns_tell() or lns_keep(). */
-struct lns_batch {
-    size_t n;
-    const uint8_t *masks;
-    const double *fidelity; /* n: share of the samples to score on */
-    const uint32_t *draws;  /* n: 0 = first evaluation, >= 1 = confirmation draws */
-    int stage; /* enum bosch_stage */
-};
+#include "lns/method.h"
 
 /* Borrows `p`, the strategies of `cfg` and the hooks for its lifetime.
  * NULL when memory runs out. */
@@ -97,9 +55,7 @@ int lns_anchors(const lns *m, double *s_full, double *s_swa);
 /* Non-zero when the anchors were not ordered and raw_scores is on: the
  * search maximises raw scores (lns_normalized returns its argument). */
 int lns_raw(const lns *m);
-/* S^ of a raw score (NaN before the anchors), and the objective of a record. */
-double lns_normalized(const lns *m, double raw);
-double lns_objective(const lns *m, size_t record);
+/* lns_normalized and lns_objective (method.h) score records. */
 /* Best feasible record (-1 if none) and best record of any kind. */
 int64_t lns_best(const lns *m);
 int64_t lns_best_any(const lns *m);
@@ -108,11 +64,5 @@ double lns_cost(const lns *m);
 /* The confirmation of the best mask (confirm > 0, once done): the number of
  * fresh draws (0 = none), their mean raw score and its standard error. */
 uint32_t lns_confirmed(const lns *m, double *mean, double *stderr_);
-
-/* Stage 2's allocation (allocation.c): exact per-layer counts k[l] in
- * [lo[l], hi[l]] summing to target; layers of small weight (easy) get more
- * SWA. weight NULL = uniform. */
-int alloc_counts(uint32_t layers, uint32_t groups, const uint32_t *lo, const uint32_t *hi,
-                 size_t target, double rho, const double *weight, double spread, uint32_t *k);
 
 #endif

@@ -7,7 +7,8 @@
 
 #include "core/bitset.h"
 #include "core/rng.h"
-#include "lns/lns_impl.h"
+#include "lns/batch.h"
+#include "lns/stage.h"
 
 
 static void finish_probe_layer(lns *m)

@@ -1,13 +1,12 @@
-/* What every part of the method uses: ending with an error, the log and
- * milestone hooks, the budget, and score normalisation. Calls nothing else
- * of lib/lns, so the driver (lns.c), batch.c and the stages can all use it
- * without a call cycle. */
+/* The bottom of lib/lns (state.h): what every part of the method uses:
+ * ending with an error, the log and milestone hooks, the budget, the end of
+ * the search, and score normalisation. Calls nothing else of lib/lns. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "core/bitset.h"
-#include "lns/lns_impl.h"
+#include "lns/state.h"
 
 /* Ends the method with an error. The caller logs it (lns_error). */
 int lns_fail(lns *m, int code, const char *fmt, ...)

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lns/lns_impl.h"
+#include "lns/batch.h"
+#include "lns/stage.h"
+#include "lns/sweep_state.h"
 
 /* Fewest polish evaluations the test reads. */
 #define SWEEP_MIN_SEEN 32
@@ -55,7 +57,12 @@ int lns_sweep_due(lns *m)
 {
     struct plan *pl = &m->plan;
     uint64_t k = m->cfg.sweep_pairs;
-    if (k == 0 || pl->sweep_checked >= 2)
+    if (k == 0)
+        return 0;
+    if (!pl->sweep && !(pl->sweep = calloc(1, sizeof *pl->sweep)))
+        return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
+    struct sweep *sw = pl->sweep;
+    if (sw->checked >= 2)
         return 0;
     uint64_t n = pl->polish_free, left = lns_budget_left(m);
     /* Two tests: with room for the pairs and the probes (N + 2K), and if
@@ -64,11 +71,11 @@ int lns_sweep_due(lns *m)
      * Under screening only the second: the full scores the test reads are
      * then the screen's survivors, close to the best by selection, and the
      * earlier test took budget the polish uses better (docs/benchmarks.md). */
-    if (pl->sweep_checked == 0 && m->cfg.screen_fidelity < 1.0)
-        pl->sweep_checked = 1;
-    if (left > n + (pl->sweep_checked == 0 ? 2 * k : k))
+    if (sw->checked == 0 && m->cfg.screen_fidelity < 1.0)
+        sw->checked = 1;
+    if (left > n + (sw->checked == 0 ? 2 * k : k))
         return 0;
-    pl->sweep_checked = left > n + k ? 1 : 2;
+    sw->checked = left > n + k ? 1 : 2;
     /* The sweep replaces the polish's end, not the polish: it needs room for
      * a few pairs, and a polish that ran long enough for the test to read. */
     if (left < n + SWEEP_MIN_PAIRS || pl->work_record < 0)
@@ -77,80 +84,105 @@ int lns_sweep_due(lns *m)
     double gap = short_polish ? NAN : recent_gap(m);
     int due = gap < m->cfg.sweep_gap;
     if (due)
-        pl->sweep_checked = 2; /* once per run */
+        sw->checked = 2; /* once per run */
     lns_log(m, BOSCH_LOG_INFO,
             "flip sweep %s: %s %.4g (sweep_gap %g), %llu evaluations left",
-            due ? "begins" : pl->sweep_checked == 1 ? "not yet" : "skipped",
+            due ? "begins" : sw->checked == 1 ? "not yet" : "skipped",
             short_polish ? "polish too short to test, gap"
                          : "median gap of the last quarter's candidates to the best",
             gap, m->cfg.sweep_gap, (unsigned long long)left);
     return due;
 }
 
-void lns_sweep_free(struct plan *pl)
+/* Frees the arrays (the state and its test count stay). */
+static void free_arrays(struct sweep *sw)
 {
-    free(pl->sw_gain);
-    free(pl->sw_slot);
-    free(pl->sw_unit);
-    free(pl->sw_swa);
-    free(pl->sw_full);
-    free(pl->sw_mask);
-    free(pl->sw_used);
-    free(pl->sw_crit);
-    free(pl->sw_excess);
-    free(pl->sw_xa);
-    free(pl->sw_xb);
-    free(pl->sw_off);
-    free(pl->sw_kept);
-    pl->sw_kept = NULL;
-    pl->sw_used = pl->sw_off = NULL;
-    pl->sw_crit = pl->sw_xa = pl->sw_xb = NULL;
-    pl->sw_excess = NULL;
-    pl->sw_gain = NULL;
-    pl->sw_slot = NULL;
-    pl->sw_unit = NULL;
-    pl->sw_swa = pl->sw_full = NULL;
-    pl->sw_mask = NULL;
+    free(sw->gain);
+    free(sw->slot);
+    free(sw->unit);
+    free(sw->swa);
+    free(sw->full);
+    free(sw->mask);
+    free(sw->used);
+    free(sw->crit);
+    free(sw->excess);
+    free(sw->xa);
+    free(sw->xb);
+    free(sw->off);
+    free(sw->kept);
+    sw->kept = NULL;
+    sw->used = sw->off = NULL;
+    sw->crit = sw->xa = sw->xb = NULL;
+    sw->excess = NULL;
+    sw->gain = NULL;
+    sw->slot = NULL;
+    sw->unit = NULL;
+    sw->swa = sw->full = NULL;
+    sw->mask = NULL;
 }
 
-static const double *sort_gain;
+void lns_sweep_free(lns *m)
+{
+    if (!m->plan.sweep)
+        return;
+    free_arrays(m->plan.sweep);
+    free(m->plan.sweep);
+    m->plan.sweep = NULL;
+}
+
+/* A unit with its gain, sorted without a file-scope pointer: two
+ * optimizers may sort on two threads at once. */
+struct gain_unit {
+    double gain;
+    size_t unit;
+};
 
 /* Largest gain first; ties by unit, so that the order is the same everywhere. */
 static int by_gain_desc(const void *a, const void *b)
 {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    double gx = sort_gain[x], gy = sort_gain[y];
-    if (gx != gy)
-        return gx < gy ? 1 : -1;
-    return (x > y) - (x < y);
+    const struct gain_unit *x = a, *y = b;
+    if (x->gain != y->gain)
+        return x->gain < y->gain ? 1 : -1;
+    return (x->unit > y->unit) - (x->unit < y->unit);
+}
+
+/* Sorts units[0..n) by gain, largest first (tmp: n entries). */
+static void sort_by_gain(size_t *units, size_t n, const double *gain, struct gain_unit *tmp)
+{
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = (struct gain_unit){gain[units[i]], units[i]};
+    qsort(tmp, n, sizeof *tmp, by_gain_desc);
+    for (size_t i = 0; i < n; i++)
+        units[i] = tmp[i].unit;
 }
 
 static int sweep_begin(lns *m)
 {
     struct plan *pl = &m->plan;
+    struct sweep *sw = m->plan.sweep;
     const bosch_problem *p = m->prob;
     size_t n = pl->polish_free;
-    pl->sw_gain = malloc(p->units * sizeof *pl->sw_gain);
-    pl->sw_slot = malloc(n * sizeof *pl->sw_slot);
-    pl->sw_unit = malloc(n * sizeof *pl->sw_unit);
-    pl->sw_swa = malloc(n * sizeof *pl->sw_swa);
-    pl->sw_full = malloc(n * sizeof *pl->sw_full);
-    pl->sw_mask = malloc(p->units);
-    if (!pl->sw_gain || !pl->sw_slot || !pl->sw_unit || !pl->sw_swa || !pl->sw_full ||
-        !pl->sw_mask)
+    sw->gain = malloc(p->units * sizeof *sw->gain);
+    sw->slot = malloc(n * sizeof *sw->slot);
+    sw->unit = malloc(n * sizeof *sw->unit);
+    sw->swa = malloc(n * sizeof *sw->swa);
+    sw->full = malloc(n * sizeof *sw->full);
+    sw->mask = malloc(p->units);
+    if (!sw->gain || !sw->slot || !sw->unit || !sw->swa || !sw->full ||
+        !sw->mask)
         return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
-    pl->sw_n = 0;
+    sw->n = 0;
     for (size_t u = 0; u < p->units; u++)
         if (p->fix[u] == BOSCH_FIX_NONE)
-            pl->sw_unit[pl->sw_n++] = u;
-    pl->sw_next = 0;
-    pl->sw_pairs = 0;
-    pl->sw_exchanges = 0;
-    pl->sw_nprobe = 0;
-    pl->sw_probe_from = 0;
-    pl->sw_probed = 0;
-    pl->sw_f = lns_objective(m, (size_t)pl->work_record); /* feasible: no penalty */
-    pl->sweep_state = SWEEP_FLIPS;
+            sw->unit[sw->n++] = u;
+    sw->next = 0;
+    sw->pairs = 0;
+    sw->exchanges = 0;
+    sw->nprobe = 0;
+    sw->probe_from = 0;
+    sw->probed = 0;
+    sw->f = lns_objective(m, (size_t)pl->work_record); /* feasible: no penalty */
+    sw->state = SWEEP_FLIPS;
     return BOSCH_OK;
 }
 
@@ -158,20 +190,21 @@ static int sweep_begin(lns *m)
 static int push_flips(lns *m)
 {
     struct plan *pl = &m->plan;
-    memcpy(pl->sw_mask, pl->work, m->prob->units);
-    return lns_sweep_push_chunk(m, pl->sw_n);
+    struct sweep *sw = m->plan.sweep;
+    memcpy(sw->mask, pl->work, m->prob->units);
+    return lns_sweep_push_chunk(m, sw->n);
 }
 
 /* The flips of the chunk were told: their gains. */
 static void flips_told(lns *m)
 {
-    struct plan *pl = &m->plan;
-    for (size_t i = pl->sw_chunk; i < pl->sw_next; i++) {
-        int64_t rec = lns_slot_record(m, pl->sw_slot[i]);
+    struct sweep *sw = m->plan.sweep;
+    for (size_t i = sw->chunk; i < sw->next; i++) {
+        int64_t rec = lns_slot_record(m, sw->slot[i]);
         /* The score alone: the objective's ratio penalty would charge each
          * flip for leaving the target, which a pair does not. */
         double v = rec >= 0 ? lns_normalized(m, m->store.scores[rec]) : NAN;
-        pl->sw_gain[pl->sw_unit[i]] = isfinite(v) ? v - pl->sw_f : -INFINITY;
+        sw->gain[sw->unit[i]] = isfinite(v) ? v - sw->f : -INFINITY;
     }
 }
 
@@ -180,23 +213,27 @@ static void flips_told(lns *m)
 static int order_pairs(lns *m)
 {
     struct plan *pl = &m->plan;
-    pl->sw_nswa = pl->sw_nfull = 0;
-    for (size_t i = 0; i < pl->sw_n; i++) {
-        size_t u = pl->sw_unit[i];
+    struct sweep *sw = m->plan.sweep;
+    sw->nswa = sw->nfull = 0;
+    for (size_t i = 0; i < sw->n; i++) {
+        size_t u = sw->unit[i];
         if (pl->work[u])
-            pl->sw_swa[pl->sw_nswa++] = u;
+            sw->swa[sw->nswa++] = u;
         else
-            pl->sw_full[pl->sw_nfull++] = u;
+            sw->full[sw->nfull++] = u;
     }
-    sort_gain = pl->sw_gain;
-    qsort(pl->sw_swa, pl->sw_nswa, sizeof *pl->sw_swa, by_gain_desc);
-    qsort(pl->sw_full, pl->sw_nfull, sizeof *pl->sw_full, by_gain_desc);
-    pl->sw_i = pl->sw_j = 0;
-    pl->sw_used = calloc(m->prob->units, 1);
-    pl->sw_kept = malloc((pl->sw_nswa + 1) * sizeof *pl->sw_kept);
-    pl->sw_nkept = pl->sw_kept_next = 0;
-    pl->sweep_state = SWEEP_PAIRS;
-    if (!pl->sw_used || !pl->sw_kept)
+    struct gain_unit *tmp = malloc((sw->n + 1) * sizeof *tmp);
+    if (!tmp)
+        return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
+    sort_by_gain(sw->swa, sw->nswa, sw->gain, tmp);
+    sort_by_gain(sw->full, sw->nfull, sw->gain, tmp);
+    free(tmp);
+    sw->i = sw->j = 0;
+    sw->used = calloc(m->prob->units, 1);
+    sw->kept = malloc((sw->nswa + 1) * sizeof *sw->kept);
+    sw->nkept = sw->kept_next = 0;
+    sw->state = SWEEP_PAIRS;
+    if (!sw->used || !sw->kept)
         return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
     return 0;
 }
@@ -205,27 +242,27 @@ static int order_pairs(lns *m)
  * then used up), else its SWA unit is tried with the next full unit. */
 static void pair_scored(lns *m, int64_t rec)
 {
-    struct plan *pl = &m->plan;
-    size_t a = pl->sw_swa[pl->sw_i];
-    if (lns_sweep_keep(m, rec, a, pl->sw_full[pl->sw_j])) {
-        pl->sw_kept[pl->sw_nkept++] = a;
-        pl->sw_i++;
+    struct sweep *sw = m->plan.sweep;
+    size_t a = sw->swa[sw->i];
+    if (lns_sweep_keep(m, rec, a, sw->full[sw->j])) {
+        sw->kept[sw->nkept++] = a;
+        sw->i++;
     }
-    pl->sw_j++;
+    sw->j++;
 }
 
 /* Pushes the next pair worth scoring; 0 when none is left. */
 static int push_pair(lns *m)
 {
-    struct plan *pl = &m->plan;
-    while (pl->sw_i < pl->sw_nswa && pl->sw_j < pl->sw_nfull &&
-           pl->sw_pairs < m->cfg.sweep_pairs && lns_budget_left(m) > 0) {
-        size_t a = pl->sw_swa[pl->sw_i], b = pl->sw_full[pl->sw_j];
-        if (!(pl->sw_gain[a] + pl->sw_gain[b] > 0.0))
+    struct sweep *sw = m->plan.sweep;
+    while (sw->i < sw->nswa && sw->j < sw->nfull &&
+           sw->pairs < m->cfg.sweep_pairs && lns_budget_left(m) > 0) {
+        size_t a = sw->swa[sw->i], b = sw->full[sw->j];
+        if (!(sw->gain[a] + sw->gain[b] > 0.0))
             break;
         int64_t slot = lns_sweep_push_swap(m, a, b);
         if (slot == LNS_SWAP_INFEASIBLE) { /* a layer's bounds */
-            pl->sw_j++;
+            sw->j++;
             continue;
         }
         if (slot == INT64_MIN)
@@ -234,8 +271,8 @@ static int push_pair(lns *m)
             pair_scored(m, slot);
             continue;
         }
-        pl->sw_pair_slot = slot;
-        pl->sw_pairs++;
+        sw->pair_slot = slot;
+        sw->pairs++;
         return (int)m->npend;
     }
     return 0;
@@ -245,15 +282,16 @@ static int push_pair(lns *m)
 static int sweep_end(lns *m)
 {
     struct plan *pl = &m->plan;
+    struct sweep *sw = m->plan.sweep;
     uint64_t left = lns_budget_left(m);
     lns_log(m, BOSCH_LOG_INFO,
             "flip sweep done: %zu flips, %u pairs scored, %zu substitute probes, %u exchanges "
             "kept, best %.6g, %llu evaluations left%s",
-            pl->sw_n, pl->sw_pairs, pl->sw_probed, pl->sw_exchanges, pl->sw_f,
+            sw->n, sw->pairs, sw->probed, sw->exchanges, sw->f,
             (unsigned long long)left,
             left ? " (for the polish, from the sweep's mask)" : "");
-    pl->sweep_state = SWEEP_DONE;
-    lns_sweep_free(pl);
+    sw->state = SWEEP_DONE;
+    free_arrays(sw);
     lns_milestone(m);
     /* Budget the pairs did not need goes back to the polish. */
     if (left > 0) {
@@ -278,8 +316,8 @@ static int after_pairs(lns *m)
 
 int lns_step_sweep(lns *m)
 {
-    struct plan *pl = &m->plan;
-    switch (pl->sweep_state) {
+    struct sweep *sw = m->plan.sweep;
+    switch (sw->state) {
     case SWEEP_NONE: {
         int rc = sweep_begin(m);
         if (rc < 0)
@@ -288,7 +326,7 @@ int lns_step_sweep(lns *m)
     }
     case SWEEP_FLIPS:
         flips_told(m);
-        if (pl->sw_next < pl->sw_n) {
+        if (sw->next < sw->n) {
             if (lns_budget_left(m) == 0)
                 break;
             return push_flips(m);
@@ -305,7 +343,7 @@ int lns_step_sweep(lns *m)
         }
         return after_pairs(m);
     case SWEEP_PAIRS:
-        pair_scored(m, lns_slot_record(m, pl->sw_pair_slot));
+        pair_scored(m, lns_slot_record(m, sw->pair_slot));
         {
             int n = push_pair(m);
             if (n != 0)

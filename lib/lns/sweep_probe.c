@@ -22,86 +22,88 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lns/lns_impl.h"
+#include "lns/batch.h"
+#include "lns/sweep_state.h"
 
 #define SWEEP_CRIT 3.0
 
-static double loss_of(const struct plan *pl, size_t u)
+static double loss_of(const struct sweep *sw, size_t u)
 {
-    return -pl->sw_gain[u];
+    return -sw->gain[u];
 }
 
 /* The critical units and the probes; 0 when there is nothing to probe. */
 static int probe_plan(lns *m)
 {
     struct plan *pl = &m->plan;
+    struct sweep *sw = m->plan.sweep;
     uint64_t left = lns_budget_left(m);
     size_t nfull = 0;
     double *loss;
-    if (left < 3 || pl->sw_nfull == 0 ||
-        (pl->sw_probe_from >= pl->sw_nswa && pl->sw_kept_next >= pl->sw_nkept))
+    if (left < 3 || sw->nfull == 0 ||
+        (sw->probe_from >= sw->nswa && sw->kept_next >= sw->nkept))
         return 0;
-    loss = malloc(pl->sw_nfull * sizeof *loss);
-    if (!pl->sw_crit)
-        pl->sw_crit = malloc(pl->sw_nfull * sizeof *pl->sw_crit);
-    if (!pl->sw_excess)
-        pl->sw_excess = malloc((pl->sw_n + 1) * sizeof *pl->sw_excess);
-    if (!pl->sw_off)
-        pl->sw_off = malloc(pl->sw_n + 1);
-    if (!loss || !pl->sw_crit || !pl->sw_excess || !pl->sw_off) {
+    loss = malloc(sw->nfull * sizeof *loss);
+    if (!sw->crit)
+        sw->crit = malloc(sw->nfull * sizeof *sw->crit);
+    if (!sw->excess)
+        sw->excess = malloc((sw->n + 1) * sizeof *sw->excess);
+    if (!sw->off)
+        sw->off = malloc(sw->n + 1);
+    if (!loss || !sw->crit || !sw->excess || !sw->off) {
         free(loss);
         return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
     }
-    for (size_t j = 0; j < pl->sw_nfull; j++) {
-        size_t u = pl->sw_full[j];
-        if (!pl->sw_used[u] && isfinite(pl->sw_gain[u]))
-            loss[nfull++] = loss_of(pl, u);
+    for (size_t j = 0; j < sw->nfull; j++) {
+        size_t u = sw->full[j];
+        if (!sw->used[u] && isfinite(sw->gain[u]))
+            loss[nfull++] = loss_of(sw, u);
     }
-    pl->sw_ncrit = 0;
-    pl->sw_crit_min = INFINITY;
+    sw->ncrit = 0;
+    sw->crit_min = INFINITY;
     if (nfull > 0) {
         qsort(loss, nfull, sizeof *loss, lns_by_double);
         double cut = SWEEP_CRIT * loss[nfull / 2];
-        for (size_t j = 0; j < pl->sw_nfull && cut > 0.0; j++) {
-            size_t u = pl->sw_full[j];
-            if (!pl->sw_used[u] && isfinite(pl->sw_gain[u]) && loss_of(pl, u) > cut) {
-                pl->sw_crit[pl->sw_ncrit++] = u;
-                if (loss_of(pl, u) < pl->sw_crit_min)
-                    pl->sw_crit_min = loss_of(pl, u);
+        for (size_t j = 0; j < sw->nfull && cut > 0.0; j++) {
+            size_t u = sw->full[j];
+            if (!sw->used[u] && isfinite(sw->gain[u]) && loss_of(sw, u) > cut) {
+                sw->crit[sw->ncrit++] = u;
+                if (loss_of(sw, u) < sw->crit_min)
+                    sw->crit_min = loss_of(sw, u);
             }
         }
     }
     free(loss);
-    if (pl->sw_ncrit == 0)
+    if (sw->ncrit == 0)
         return 0;
     /* Probes: unused SWA units by gain, at most sweep_pairs, and a quarter
      * of what is left kept for the exchanges. */
     size_t cap = (size_t)((left - 1) * 3 / 4);
     if (cap > m->cfg.sweep_pairs)
         cap = m->cfg.sweep_pairs;
-    pl->sw_nprobe = 0;
-    pl->sw_unit[0] = SIZE_MAX; /* the base */
+    sw->nprobe = 0;
+    sw->unit[0] = SIZE_MAX; /* the base */
     /* First the units kept pairs made full: one that restores what a
      * critical unit carries has made that unit redundant. */
-    for (; pl->sw_kept_next < pl->sw_nkept && pl->sw_nprobe < cap; pl->sw_kept_next++) {
-        size_t u = pl->sw_kept[pl->sw_kept_next];
-        if (!pl->work[u] && isfinite(pl->sw_gain[u])) {
-            pl->sw_off[1 + pl->sw_nprobe] = 1;
-            pl->sw_unit[1 + pl->sw_nprobe++] = u;
+    for (; sw->kept_next < sw->nkept && sw->nprobe < cap; sw->kept_next++) {
+        size_t u = sw->kept[sw->kept_next];
+        if (!pl->work[u] && isfinite(sw->gain[u])) {
+            sw->off[1 + sw->nprobe] = 1;
+            sw->unit[1 + sw->nprobe++] = u;
         }
     }
-    for (; pl->sw_probe_from < pl->sw_nswa && pl->sw_nprobe < cap; pl->sw_probe_from++) {
-        size_t u = pl->sw_swa[pl->sw_probe_from];
-        if (!pl->sw_used[u] && isfinite(pl->sw_gain[u])) {
-            pl->sw_off[1 + pl->sw_nprobe] = 0;
-            pl->sw_unit[1 + pl->sw_nprobe++] = u;
+    for (; sw->probe_from < sw->nswa && sw->nprobe < cap; sw->probe_from++) {
+        size_t u = sw->swa[sw->probe_from];
+        if (!sw->used[u] && isfinite(sw->gain[u])) {
+            sw->off[1 + sw->nprobe] = 0;
+            sw->unit[1 + sw->nprobe++] = u;
         }
     }
-    if (pl->sw_nprobe == 0)
+    if (sw->nprobe == 0)
         return 0;
-    pl->sw_probed += pl->sw_nprobe;
-    pl->sw_next = 0;
-    pl->sweep_state = SWEEP_PROBES;
+    sw->probed += sw->nprobe;
+    sw->next = 0;
+    sw->state = SWEEP_PROBES;
     return 1;
 }
 
@@ -109,24 +111,25 @@ static int probe_plan(lns *m)
 static int push_probes(lns *m)
 {
     struct plan *pl = &m->plan;
-    memcpy(pl->sw_mask, pl->work, m->prob->units);
-    for (size_t c = 0; c < pl->sw_ncrit; c++)
-        pl->sw_mask[pl->sw_crit[c]] = 1;
-    return lns_sweep_push_chunk(m, pl->sw_nprobe + 1);
+    struct sweep *sw = m->plan.sweep;
+    memcpy(sw->mask, pl->work, m->prob->units);
+    for (size_t c = 0; c < sw->ncrit; c++)
+        sw->mask[sw->crit[c]] = 1;
+    return lns_sweep_push_chunk(m, sw->nprobe + 1);
 }
 
 static void probes_told(lns *m)
 {
-    struct plan *pl = &m->plan;
-    for (size_t i = pl->sw_chunk; i < pl->sw_next; i++) {
-        int64_t rec = lns_slot_record(m, pl->sw_slot[i]);
+    struct sweep *sw = m->plan.sweep;
+    for (size_t i = sw->chunk; i < sw->next; i++) {
+        int64_t rec = lns_slot_record(m, sw->slot[i]);
         double v = rec >= 0 ? lns_normalized(m, m->store.scores[rec]) : NAN;
         if (i == 0)
-            pl->sw_base = v;
-        else if (pl->sw_off[i]) /* loss beyond the gain it brought */
-            pl->sw_excess[i] = (pl->sw_base - v) - pl->sw_gain[pl->sw_unit[i]];
+            sw->base = v;
+        else if (sw->off[i]) /* loss beyond the gain it brought */
+            sw->excess[i] = (sw->base - v) - sw->gain[sw->unit[i]];
         else /* gain beyond its gain alone */
-            pl->sw_excess[i] = v - pl->sw_base - pl->sw_gain[pl->sw_unit[i]];
+            sw->excess[i] = v - sw->base - sw->gain[sw->unit[i]];
     }
 }
 
@@ -143,17 +146,17 @@ static int by_pred_desc(const void *a, const void *b)
 /* Exchanges from the probes, best predicted first. */
 static int plan_exchanges(lns *m)
 {
-    struct plan *pl = &m->plan;
-    size_t np = pl->sw_nprobe;
+    struct sweep *sw = m->plan.sweep;
+    size_t np = sw->nprobe;
     size_t *order = malloc(np * sizeof *order);
     double *pred = malloc((np + 1) * sizeof *pred);
     size_t *partner = malloc((np + 1) * sizeof *partner);
     size_t *swa = malloc((np + 1) * sizeof *swa), spare = 0;
-    free(pl->sw_xa);
-    free(pl->sw_xb);
-    pl->sw_xa = malloc(np * sizeof *pl->sw_xa);
-    pl->sw_xb = malloc(np * sizeof *pl->sw_xb);
-    if (!order || !pred || !partner || !swa || !pl->sw_xa || !pl->sw_xb) {
+    free(sw->xa);
+    free(sw->xb);
+    sw->xa = malloc(np * sizeof *sw->xa);
+    sw->xb = malloc(np * sizeof *sw->xb);
+    if (!order || !pred || !partner || !swa || !sw->xa || !sw->xb) {
         free(swa);
         free(order);
         free(pred);
@@ -161,36 +164,36 @@ static int plan_exchanges(lns *m)
         return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
     }
     size_t k = 0;
-    for (size_t i = 1; i <= np && isfinite(pl->sw_base); i++) {
-        double e = pl->sw_excess[i];
+    for (size_t i = 1; i <= np && isfinite(sw->base); i++) {
+        double e = sw->excess[i];
         /* Half the smallest critical loss: well above rounding, well below
          * any critical unit's share. */
-        if (!(e > 0.5 * pl->sw_crit_min))
+        if (!(e > 0.5 * sw->crit_min))
             continue;
         size_t best = SIZE_MAX;
         double bd = INFINITY;
-        for (size_t c = 0; c < pl->sw_ncrit; c++) {
-            double d = loss_of(pl, pl->sw_crit[c]) - e;
+        for (size_t c = 0; c < sw->ncrit; c++) {
+            double d = loss_of(sw, sw->crit[c]) - e;
             /* the partner's loss covers the excess (up to a tenth) */
             if (d > -0.1 * e && fabs(d) < bd) {
                 bd = fabs(d);
-                best = pl->sw_crit[c];
+                best = sw->crit[c];
             }
         }
         if (best == SIZE_MAX)
             continue;
-        size_t a = pl->sw_unit[i];
-        if (pl->sw_off[i]) {
+        size_t a = sw->unit[i];
+        if (sw->off[i]) {
             /* `best` is redundant now: its loss is only what `a` cannot
              * restore; its swap partner is the next SWA unit of largest gain. */
-            while (spare < pl->sw_nswa &&
-                   (pl->sw_used[pl->sw_swa[spare]] || !isfinite(pl->sw_gain[pl->sw_swa[spare]])))
+            while (spare < sw->nswa &&
+                   (sw->used[sw->swa[spare]] || !isfinite(sw->gain[sw->swa[spare]])))
                 spare++;
-            if (spare == pl->sw_nswa)
+            if (spare == sw->nswa)
                 continue;
-            a = pl->sw_swa[spare++];
+            a = sw->swa[spare++];
         }
-        pred[i] = pl->sw_gain[a] + pl->sw_gain[best] + e;
+        pred[i] = sw->gain[a] + sw->gain[best] + e;
         if (!(pred[i] > 0.0))
             continue;
         swa[i] = a;
@@ -200,41 +203,41 @@ static int plan_exchanges(lns *m)
     sort_pred = pred;
     qsort(order, k, sizeof *order, by_pred_desc);
     for (size_t t = 0; t < k; t++) {
-        pl->sw_xa[t] = swa[order[t]];
-        pl->sw_xb[t] = partner[order[t]];
+        sw->xa[t] = swa[order[t]];
+        sw->xb[t] = partner[order[t]];
     }
     free(swa);
-    pl->sw_nx = k;
-    pl->sw_xk = 0;
+    sw->nx = k;
+    sw->xk = 0;
     free(order);
     free(pred);
     free(partner);
-    pl->sweep_state = SWEEP_EXCHANGES;
+    sw->state = SWEEP_EXCHANGES;
     return 0;
 }
 
 /* An exchange was scored: kept when it gains. */
 static void exchange_scored(lns *m, int64_t rec)
 {
-    struct plan *pl = &m->plan;
-    if (lns_sweep_keep(m, rec, pl->sw_xa[pl->sw_xk], pl->sw_xb[pl->sw_xk]))
-        pl->sw_exchanges++;
-    pl->sw_xk++;
+    struct sweep *sw = m->plan.sweep;
+    if (lns_sweep_keep(m, rec, sw->xa[sw->xk], sw->xb[sw->xk]))
+        sw->exchanges++;
+    sw->xk++;
 }
 
 /* Pushes the next exchange worth scoring; 0 when none is left. */
 static int push_exchange(lns *m)
 {
-    struct plan *pl = &m->plan;
-    while (pl->sw_xk < pl->sw_nx && lns_budget_left(m) > 0) {
-        size_t a = pl->sw_xa[pl->sw_xk], b = pl->sw_xb[pl->sw_xk];
-        if (pl->sw_used[a] || pl->sw_used[b]) {
-            pl->sw_xk++;
+    struct sweep *sw = m->plan.sweep;
+    while (sw->xk < sw->nx && lns_budget_left(m) > 0) {
+        size_t a = sw->xa[sw->xk], b = sw->xb[sw->xk];
+        if (sw->used[a] || sw->used[b]) {
+            sw->xk++;
             continue;
         }
         int64_t slot = lns_sweep_push_swap(m, a, b);
         if (slot == LNS_SWAP_INFEASIBLE) { /* a layer's bounds */
-            pl->sw_xk++;
+            sw->xk++;
             continue;
         }
         if (slot == INT64_MIN)
@@ -243,7 +246,7 @@ static int push_exchange(lns *m)
             exchange_scored(m, slot);
             continue;
         }
-        pl->sw_pair_slot = slot;
+        sw->pair_slot = slot;
         return (int)m->npend;
     }
     return 0;
@@ -253,11 +256,11 @@ static int push_exchange(lns *m)
  * round is over. */
 int lns_probe_step(lns *m)
 {
-    struct plan *pl = &m->plan;
-    if (pl->sweep_state == SWEEP_PROBES) {
+    struct sweep *sw = m->plan.sweep;
+    if (sw->state == SWEEP_PROBES) {
         for (;;) { /* a chunk scored before asks nothing: on to the next */
             probes_told(m);
-            if (pl->sw_next > pl->sw_nprobe)
+            if (sw->next > sw->nprobe)
                 break;
             if (lns_budget_left(m) == 0)
                 return 0;
@@ -269,7 +272,7 @@ int lns_probe_step(lns *m)
         if (rc < 0)
             return rc;
     } else {
-        exchange_scored(m, lns_slot_record(m, pl->sw_pair_slot));
+        exchange_scored(m, lns_slot_record(m, sw->pair_slot));
     }
     return push_exchange(m);
 }
