@@ -1,0 +1,308 @@
+// The evaluator handle of libbosch-torch's C API (shim.hpp), and the static
+// head scores.
+#include "shim.hpp"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+
+using namespace bosch_torch;
+using namespace bosch_torch::shim;
+
+namespace bosch_torch::shim {
+
+int open_evaluator(bosch_torch_model *m, const bosch_torch_task *t, uint32_t window,
+                   uint32_t sink, int metric, bosch_torch_evaluator **out, std::string &msg) {
+    return guarded(msg, [&] {
+        if (!m || !m->model || !t)
+            invalid("model and task must not be NULL");
+        if (metric != BOSCH_TORCH_METRIC_EXACT && metric != BOSCH_TORCH_METRIC_LOGPROB &&
+            metric != BOSCH_TORCH_METRIC_MATCH)
+            invalid("unknown metric " + std::to_string(metric));
+        Window w;
+        w.window = int64_t(window);
+        w.sink = int64_t(sink);
+        std::lock_guard<std::mutex> lock(m->model->mutex);
+        torch::InferenceMode guard;
+        std::unique_ptr<bosch_torch_evaluator> e(new bosch_torch_evaluator);
+        e->model = m;
+        e->ev.reset(new Evaluator(*m->model, t->task, w, Metric(metric)));
+        *out = e.release();
+    });
+}
+
+// Static head-level scores (scorers.hpp). Outputs are written only on success.
+int run_scores(bosch_torch_model *m, const bosch_torch_task *t, int scorer, uint32_t window,
+               uint32_t sink, double *head_scores, double *unit_scores, std::string &msg) {
+    return guarded(msg, [&] {
+        if (!m || !m->model || !t)
+            invalid("model and task must not be NULL");
+        if (!scorer_name(scorer))
+            invalid("unknown scorer " + std::to_string(scorer));
+        Window w;
+        w.window = int64_t(window);
+        w.sink = int64_t(sink);
+        Model &md = *m->model;
+        std::lock_guard<std::mutex> lock(md.mutex);
+        // No InferenceMode here: FISHER needs autograd (compute_scores sets
+        // the mode per scorer).
+        HeadScores s = compute_scores(md, t->task, Scorer(scorer), w);
+        if (head_scores)
+            memcpy(head_scores, s.head.data(), s.head.size() * sizeof(double));
+        if (unit_scores)
+            memcpy(unit_scores, s.unit.data(), s.unit.size() * sizeof(double));
+    });
+}
+
+} // namespace bosch_torch::shim
+
+extern "C" {
+
+// ---------------------------------------------------------------------------
+// Evaluator
+
+BOSCH_TORCH_API bosch_torch_evaluator *bosch_torch_evaluator_open(bosch_torch_model *m,
+                                                                  const bosch_torch_task *t,
+                                                                  uint32_t window, uint32_t sink,
+                                                                  int metric) {
+    bosch_torch_evaluator *e = nullptr;
+    std::string msg;
+    int st = open_evaluator(m, t, window, sink, metric, &e, msg);
+    if (st != BOSCH_OK)
+        return create_fail("bosch_torch_evaluator_open", st, msg.c_str());
+    return e;
+}
+
+BOSCH_TORCH_API void bosch_torch_evaluator_free(bosch_torch_evaluator *e) {
+    if (!e)
+        return;
+    try {
+        std::lock_guard<std::mutex> lock(e->model->model->mutex);
+        e->ev.reset();
+    } catch (...) {
+    }
+    delete e;
+}
+
+BOSCH_TORCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e,
+                                                    uint32_t candidates) {
+    if (!e || !e->ev)
+        return BOSCH_E_INVALID;
+    std::lock_guard<std::mutex> lock(e->model->model->mutex);
+    if (candidates == 0) {
+        e->ev->last_error = "candidates must be at least 1";
+        return BOSCH_E_INVALID;
+    }
+    e->ev->set_batch(candidates);
+    return BOSCH_OK;
+}
+
+BOSCH_TORCH_API int bosch_torch_evaluator_set_buckets(bosch_torch_evaluator *e,
+                                                      uint32_t buckets) {
+    if (!e || !e->ev)
+        return BOSCH_E_INVALID;
+    std::lock_guard<std::mutex> lock(e->model->model->mutex);
+    std::string msg;
+    int st = guarded(msg, [&] {
+        torch::InferenceMode guard;
+        e->ev->set_buckets(buckets);
+    });
+    if (st != BOSCH_OK)
+        e->ev->last_error = msg;
+    return st;
+}
+
+BOSCH_TORCH_API const char *bosch_torch_model_identity(const bosch_torch_model *m) {
+    return m && m->model ? m->model->identity().c_str() : "";
+}
+
+BOSCH_TORCH_API int bosch_torch_evaluator_identify(const bosch_torch_evaluator *e,
+                                                   bosch_optimizer *opt) {
+    if (!e || !opt)
+        return BOSCH_E_INVALID;
+    // The task: every sample's prompt and answer ids, answer strings and
+    // continuation length, in order.
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        return BOSCH_E_NOMEM;
+    XXH3_64bits_reset(st);
+    const bosch_torch::Task &task = e->ev->task();
+    for (const bosch_torch::Sample &s : task.samples) {
+        const uint64_t lens[3] = {s.prompt.size(), s.answer.size(), uint64_t(s.max_new)};
+        XXH3_64bits_update(st, lens, sizeof lens);
+        XXH3_64bits_update(st, s.prompt.data(), s.prompt.size() * sizeof(int32_t));
+        XXH3_64bits_update(st, s.answer.data(), s.answer.size() * sizeof(int32_t));
+        for (const std::string &a : s.answers)
+            XXH3_64bits_update(st, a.c_str(), a.size() + 1);
+    }
+    char task_id[40];
+    std::snprintf(task_id, sizeof task_id, "xxh3:%016llx:%zu",
+                  (unsigned long long)XXH3_64bits_digest(st), task.samples.size());
+    XXH3_freeState(st);
+    const bosch_torch::Model &m = *e->model->model;
+    const bosch_torch::Window &w = e->ev->window();
+    static const char *const metrics[] = {"exact", "logprob", "match"};
+    const int mi = int(e->ev->metric());
+    const std::string window = std::to_string(w.window), sink = std::to_string(w.sink);
+    const struct {
+        const char *key;
+        const char *value;
+    } ids[] = {{"torch.model", m.identity().c_str()},
+               {"torch.task", task_id},
+               {"torch.metric", mi >= 0 && mi < 3 ? metrics[mi] : "?"},
+               {"torch.window", window.c_str()},
+               {"torch.sink", sink.c_str()},
+               {"torch.dtype", bosch_torch::dtype_name(m.dtype())}};
+    for (const auto &id : ids) {
+        const int rc = bosch_set_run_identity(opt, id.key, id.value);
+        if (rc != BOSCH_OK)
+            return rc;
+    }
+    return BOSCH_OK;
+}
+
+BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on) {
+    if (!e)
+        return BOSCH_E_INVALID;
+    std::lock_guard<std::mutex> lock(e->model->model->mutex);
+    e->ev->set_prefix_cache(on != 0);
+    return BOSCH_OK;
+}
+
+BOSCH_TORCH_API int bosch_torch_evaluator_set_reference(bosch_torch_evaluator *e,
+                                                        const uint8_t *mask, size_t units) {
+    if (!e || !e->ev)
+        return BOSCH_E_INVALID;
+    std::lock_guard<std::mutex> lock(e->model->model->mutex);
+    const bosch_torch::Model &m = *e->model->model;
+    const size_t want = size_t(m.layers() * m.kv_heads());
+    if (mask && units != want) {
+        e->ev->last_error = "reference has " + std::to_string(units) +
+                            " units, the model has " + std::to_string(want);
+        return BOSCH_E_INVALID;
+    }
+    e->ev->set_reference(mask);
+    e->ev->last_error.clear();
+    return BOSCH_OK;
+}
+
+// Runs `work` on the evaluator under its model's lock, after checking the
+// unit count; returns BOSCH_OK, or a negative enum bosch_error (the optimizer
+// reports it through bosch_evaluator_status()) with the message in
+// bosch_torch_evaluator_last_error(). `evaluator` is not const: the message
+// is written into it.
+static int with_evaluator(void *evaluator, size_t units,
+                          const std::function<void(Evaluator &)> &work) {
+    auto *e = static_cast<bosch_torch_evaluator *>(evaluator);
+    if (!e || !e->ev)
+        return BOSCH_E_INVALID;
+    Evaluator &ev = *e->ev;
+    Model &md = *e->model->model;
+    std::string msg;
+    std::lock_guard<std::mutex> lock(md.mutex);
+    int st = guarded(msg, [&] {
+        if (units != size_t(md.layers() * md.kv_heads()))
+            invalid("mask has " + std::to_string(units) + " units, the model has " +
+                    std::to_string(md.layers() * md.kv_heads()) + " (layers x KV heads)");
+        torch::InferenceMode guard;
+        work(ev);
+    });
+    ev.last_error = msg;
+    return st;
+}
+
+BOSCH_TORCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units,
+                                           double *scores, void *evaluator) {
+    return with_evaluator(evaluator, units, [&](Evaluator &ev) {
+        if (n > 0 && (!masks || !scores))
+            invalid("masks and scores must not be NULL");
+        ev.score(masks, n, scores);
+    });
+}
+
+BOSCH_TORCH_API int bosch_torch_evaluator_noise(bosch_torch_evaluator *e, double *noise) {
+    if (!e || !noise)
+        return BOSCH_E_INVALID;
+    const size_t units = e->model && e->model->model
+                             ? size_t(e->model->model->layers() * e->model->model->kv_heads())
+                             : 0;
+    return with_evaluator(e, units, [&](Evaluator &ev) { *noise = ev.noise(); });
+}
+
+// Requests (torch.h): request i at fidelity f is scored on
+// k = max(1, ceil(f * samples)) samples, from (draw * k) mod samples on,
+// cyclically. Requests on the same samples (every request with k = samples
+// is on all of them) form one group, scored by one Evaluator::score call
+// (batch, buckets and prefix cache as for bosch_torch_batch_eval); at
+// k = samples that is exactly bosch_torch_batch_eval's computation.
+BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const double *fidelity,
+                                                   const uint32_t *draws, size_t n, size_t units,
+                                                   double *scores, void *evaluator) {
+    return with_evaluator(evaluator, units, [&](Evaluator &ev) {
+        if (n > 0 && (!masks || !fidelity || !draws || !scores))
+            invalid("masks, fidelity, draws and scores must not be NULL");
+        const size_t S = ev.samples();
+        // Group key: (first sample, k); every full-task request is (0, S).
+        std::vector<std::pair<size_t, size_t>> keys;
+        std::vector<std::vector<size_t>> members;
+        for (size_t i = 0; i < n; i++) {
+            const double f = fidelity[i];
+            if (!(f > 0.0 && f <= 1.0)) {
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%g", f);
+                invalid("request " + std::to_string(i) + ": fidelity " + buf +
+                        " is outside (0, 1]");
+            }
+            // A few ulps below f * S, so that f = 0.1 of 30 samples
+            // (0.1 * 30 = 3.0000000000000004) takes 3 samples, not 4.
+            const double x = f * double(S);
+            size_t k = size_t(std::ceil(x * (1.0 - 1e-12)));
+            k = std::min(S, std::max<size_t>(1, k));
+            const size_t first =
+                k == S ? 0 : size_t((uint64_t(draws[i] % S) * uint64_t(k)) % uint64_t(S));
+            const std::pair<size_t, size_t> key(first, k);
+            size_t g = 0;
+            while (g < keys.size() && keys[g] != key)
+                g++;
+            if (g == keys.size()) {
+                keys.push_back(key);
+                members.emplace_back();
+            }
+            members[g].push_back(i);
+        }
+        std::vector<uint8_t> buf;
+        std::vector<double> out;
+        for (size_t g = 0; g < keys.size(); g++) {
+            const std::vector<size_t> &idx = members[g];
+            const size_t first = keys[g].first, k = keys[g].second;
+            std::vector<size_t> subset;
+            if (k < S) {
+                for (size_t j = 0; j < k; j++)
+                    subset.push_back((first + j) % S);
+                std::sort(subset.begin(), subset.end());
+            }
+            buf.resize(idx.size() * units);
+            for (size_t c = 0; c < idx.size(); c++)
+                std::memcpy(buf.data() + c * units, masks + idx[c] * units, units);
+            out.assign(idx.size(), 0.0);
+            ev.score(buf.data(), idx.size(), out.data(), subset);
+            for (size_t c = 0; c < idx.size(); c++)
+                scores[idx[c]] = out[c];
+        }
+    });
+}
+
+BOSCH_TORCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e) {
+    if (!e || !e->ev)
+        return "";
+    return e->ev->last_error.c_str();
+}
+
+} // extern "C"
