@@ -1,13 +1,12 @@
 #include "core/rng.h"
 
+#include "base/prng_steps.h"
+
 #include <math.h>
 
 uint64_t mix64(uint64_t x)
 {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    return bosch_splitmix64(&x);
 }
 
 void prng_init(prng *r, uint64_t seed, uint64_t stream)
@@ -21,23 +20,9 @@ void prng_init(prng *r, uint64_t seed, uint64_t stream)
 
 __extension__ typedef unsigned __int128 u128;
 
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
 uint64_t prng_next(prng *r)
 {
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
+    return bosch_xoshiro256ss(r->s);
 }
 
 uint64_t prng_below(prng *r, uint64_t bound)
@@ -59,7 +44,7 @@ uint64_t prng_below(prng *r, uint64_t bound)
 
 double prng_uniform(prng *r)
 {
-    return (double)(prng_next(r) >> 11) * 0x1.0p-53;
+    return bosch_unit_double(prng_next(r));
 }
 
 double prng_normal(prng *r)

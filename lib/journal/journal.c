@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "bosch/bosch.h"
+#include "util/read_file.h"
 
 #define FRAME_HEADER 28
 #define KIND_HEADER 1u
@@ -156,44 +157,6 @@ void journal_close(journal *j)
 }
 
 /* ---- reading ------------------------------------------------------------ */
-
-static int read_file(const char *path, unsigned char **data, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return BOSCH_E_IO;
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *buf = malloc(cap);
-    if (!buf) {
-        fclose(f);
-        return BOSCH_E_NOMEM;
-    }
-    for (;;) {
-        if (n == cap) {
-            unsigned char *b = realloc(buf, cap * 2);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return BOSCH_E_NOMEM;
-            }
-            buf = b;
-            cap *= 2;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return BOSCH_E_IO;
-    }
-    *data = buf;
-    *size = n;
-    return BOSCH_OK;
-}
 
 /* Compares the file's header with this run's; lists every differing field. */
 static int compare_headers(const char *file_json, const char *run_json, char *err, size_t errlen)
@@ -425,15 +388,16 @@ int journal_open(journal **out, const char *path, int mode, int sync, const char
     size_t valid = 0;
     int have_header = 0;
     if (resume) {
-        unsigned char *data = NULL;
+        char *data = NULL;
         size_t size = 0;
-        int rc = read_file(path, &data, &size);
-        if (rc != BOSCH_OK) {
-            snprintf(err, errlen, "cannot read journal '%s': %s", path, strerror(errno));
+        int e = util_read_file(path, 0, &data, &size);
+        if (e) {
+            snprintf(err, errlen, "cannot read journal '%s': %s", path, strerror(e));
             close(fd);
-            return rc;
+            return e == ENOMEM ? BOSCH_E_NOMEM : BOSCH_E_IO;
         }
-        rc = load_frames(data, size, header_json, replay, &valid, &have_header, err, errlen);
+        int rc = load_frames((const unsigned char *)data, size, header_json, replay, &valid,
+                             &have_header, err, errlen);
         free(data);
         if (rc != BOSCH_OK) {
             close(fd);

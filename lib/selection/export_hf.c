@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "selection/selection_impl.h"
+#include "util/read_file.h"
 
 /* "key": value, one member a line, as Hugging Face writes its configs. */
 #define JSON_FLAGS \
@@ -23,39 +24,14 @@
 /* The whole file, NUL-terminated, in *out; a status after sel_fail. */
 static int read_file(const bosch_selection *s, const char *path, char **out, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sel_io_fail(s, errno, FN, "read", path);
-    size_t cap = 1 << 14, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (ferror(f) || feof(f) || cap > MAX_CONFIG_BYTES)
-            break;
-        char *bigger = realloc(buf, cap * 2);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    int err = buf && ferror(f) ? errno : 0;
-    int big = buf && !ferror(f) && !feof(f);
-    fclose(f);
-    if (!buf)
+    int err = util_read_file(path, MAX_CONFIG_BYTES, out, len);
+    if (err == ENOMEM)
         return sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
-    if (err || big) {
-        free(buf);
-        if (big)
-            return sel_fail(s, BOSCH_E_CORRUPT, FN ": %s: larger than %zu bytes (not a config.json)",
-                            path, MAX_CONFIG_BYTES);
+    if (err == EFBIG)
+        return sel_fail(s, BOSCH_E_CORRUPT, FN ": %s: larger than %zu bytes (not a config.json)",
+                        path, MAX_CONFIG_BYTES);
+    if (err)
         return sel_io_fail(s, err, FN, "read", path);
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
     return BOSCH_OK;
 }
 

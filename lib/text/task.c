@@ -4,6 +4,7 @@
 #include "text/task.h"
 
 #include "text/common.h"
+#include "util/read_file.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -294,35 +295,6 @@ out:
     return st;
 }
 
-static char *read_file(const char *path, size_t *len, int *err_no)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        *err_no = errno;
-        return NULL;
-    }
-    struct text_buf b = {0};
-    char chunk[65536];
-    size_t got;
-    int ok = 1;
-    while (ok && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        ok = text_buf_add(&b, chunk, got) == BOSCH_OK;
-    if (ok && ferror(f)) {
-        *err_no = errno ? errno : EIO;
-        ok = 0;
-    } else if (!ok)
-        *err_no = ENOMEM;
-    fclose(f);
-    if (ok && !b.data)
-        ok = text_buf_add(&b, "", 0) == BOSCH_OK;
-    if (!ok) {
-        text_buf_free(&b);
-        return NULL;
-    }
-    *len = b.len;
-    return b.data;
-}
-
 static int blank(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -338,9 +310,9 @@ BOSCH_TEXT_API bosch_text_task *bosch_text_task_read_jsonl(const char *path)
         return NULL;
     }
     size_t len = 0;
-    int err_no = 0;
-    char *data = read_file(path, &len, &err_no);
-    if (!data) {
+    char *data = NULL;
+    int err_no = util_read_file(path, 0, &data, &len);
+    if (err_no) {
         text_create_fail(err_no == ENOMEM ? BOSCH_E_NOMEM : BOSCH_E_IO, READ_FN ": %s: %s",
                          path, strerror(err_no));
         return NULL;

@@ -9,6 +9,8 @@
 #include "evaluator.hpp"
 #include "failure.hpp"
 
+#include "base/prng_steps.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -393,12 +395,7 @@ void for_each_layer_probs(Model &m, const torch::Tensor &tokens, const ProbsFn &
 
 std::vector<int32_t> echo_sequence(int64_t vocab, int64_t len, uint64_t index) {
     uint64_t state = 0x5eedULL + index;
-    auto next = [&state]() { // splitmix64
-        uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    };
+    auto next = [&state]() { return bosch_splitmix64(&state); };
     const int64_t n = len / 2, o = len - 2 * n;
     std::vector<int32_t> seq(static_cast<size_t>(len));
     for (int64_t i = 0; i < o + n; i++)

@@ -3,6 +3,8 @@
 
 #include "failure.hpp"
 
+#include "base/prng_steps.h"
+
 #include <json-c/json.h>
 
 #include <algorithm>
@@ -28,12 +30,7 @@ const uint64_t kMaxTaskTokens = uint64_t(1) << 32;   // whole task
 struct Rng {
     uint64_t s;
     explicit Rng(uint64_t seed) : s(seed) {}
-    uint64_t next() {
-        uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
+    uint64_t next() { return bosch_splitmix64(&s); }
     // Uniform in [0, n), n >= 1, without modulo bias.
     uint64_t below(uint64_t n) {
         const uint64_t threshold = (0 - n) % n; // 2^64 mod n
@@ -44,7 +41,7 @@ struct Rng {
         }
     }
     // Uniform in [0, 1).
-    double unit() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
+    double unit() { return bosch_unit_double(next()); }
 };
 
 } // namespace

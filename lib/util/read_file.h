@@ -1,0 +1,13 @@
+/* A whole file in memory, the one reader of the project's C libraries (the
+ * journal, libbosch-text's task files, the HF export's config.json). */
+#ifndef LIBBOSCH_UTIL_READ_FILE_H
+#define LIBBOSCH_UTIL_READ_FILE_H
+
+#include <stddef.h>
+
+/* Reads all of `path` into *data (malloc'd, NUL-terminated; *len excludes the
+ * NUL). 0, or an errno value: the open's or read's, ENOMEM, or EFBIG when
+ * the file holds more than `cap` bytes (0 = no cap); then *data is NULL. */
+int util_read_file(const char *path, size_t cap, char **data, size_t *len);
+
+#endif
