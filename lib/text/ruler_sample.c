@@ -24,14 +24,10 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int ruler_make_sample(struct gen *g, struct sample *s, struct text_rng *r, size_t index,
-                       bosch_text_task *task, struct ruler_info *info)
+/* The needles: keys and values drawn, then shuffled. */
+static void draw_needles(struct gen *g, struct sample *s, struct text_rng *r, unsigned nk)
 {
     const struct spec *sp = g->sp;
-    const struct bosch_text_ruler_params *p = g->p;
-    unsigned nk = sp->nk > sp->nq ? sp->nk : sp->nq; /* niah.py: max(num_needle_k, num_needle_q) */
-    text_rng_seed(&s->pool_rng, text_rng_next(r));
-
     /* Keys and values, distinct within the sample so that each query has
      * one answer (niah.py leaves collisions to chance). */
     s->n_needles = 0;
@@ -61,6 +57,13 @@ int ruler_make_sample(struct gen *g, struct sample *s, struct text_rng *r, size_
         memcpy(s->needles[i - 1], s->needles[j], sizeof tmp);
         memcpy(s->needles[j], tmp, sizeof tmp);
     }
+}
+
+/* The needles' depths, sorted. */
+static void draw_depths(struct gen *g, struct sample *s, struct text_rng *r, size_t index)
+{
+    const struct spec *sp = g->sp;
+    const struct bosch_text_ruler_params *p = g->p;
     /* Depths. One needle: the samples' depths spread evenly over
      * [depth_min, depth_max]. Several: the essay draws distinct depths of
      * niah.py's 40-point grid (random.sample(DEPTHS, n)), the line
@@ -84,7 +87,13 @@ int ruler_make_sample(struct gen *g, struct sample *s, struct text_rng *r, size_
         for (size_t k = 0; k < s->n_needles; k++)
             s->frac[k] = p->depth_min + span * text_rng_unit(r);
     qsort(s->frac, s->n_needles, sizeof s->frac[0], cmp_double);
+}
 
+/* The queried keys, their answers, and the template rendered around them
+ * (head and tail of the prompt, answer prefix). */
+static int draw_queries(struct gen *g, struct sample *s, struct text_rng *r, unsigned nk)
+{
+    const struct spec *sp = g->sp;
     /* Queries: random.sample(range(num_needle_k), num_needle_q). */
     unsigned idx[RULER_MAX_NEEDLES];
     for (unsigned i = 0; i < nk; i++)
@@ -130,6 +139,21 @@ int ruler_make_sample(struct gen *g, struct sample *s, struct text_rng *r, size_
     s->head = full;
     if (!s->tail)
         return BOSCH_E_NOMEM;
+    return BOSCH_OK;
+}
+
+int ruler_make_sample(struct gen *g, struct sample *s, struct text_rng *r, size_t index,
+                       bosch_text_task *task, struct ruler_info *info)
+{
+    const struct spec *sp = g->sp;
+    const struct bosch_text_ruler_params *p = g->p;
+    unsigned nk = sp->nk > sp->nq ? sp->nk : sp->nq; /* niah.py: max(num_needle_k, num_needle_q) */
+    text_rng_seed(&s->pool_rng, text_rng_next(r));
+    draw_needles(g, s, r, nk);
+    draw_depths(g, s, r, index);
+    int st = draw_queries(g, s, r, nk);
+    if (st != BOSCH_OK)
+        return st;
 
     size_t n = 0, tokens = 0;
     if ((st = ruler_search(g, s, p->context, &n, &tokens)) != BOSCH_OK)

@@ -150,6 +150,126 @@ static const char *get_string(json_object *v, const char *what, char *err, size_
 
 /* Validates one parsed line and appends its sample; BOSCH_E_INVALID with
  * the reason in err, or BOSCH_E_NOMEM. */
+/* One element of "messages": {"role": ..., "content": ...} (strings borrowed
+ * from the JSON). */
+static int read_message(json_object *m, size_t i, struct bosch_chat_message *msg, char *err,
+                        size_t errlen)
+{
+    json_object *role = NULL, *content = NULL;
+    char what[64];
+    if (!json_object_is_type(m, json_type_object)) {
+        snprintf(err, errlen, "\"messages\"[%zu] must be an object", i);
+        return BOSCH_E_INVALID;
+    }
+    json_object_object_foreach(m, mkey, mval)
+    {
+        if (!strcmp(mkey, "role"))
+            role = mval;
+        else if (!strcmp(mkey, "content"))
+            content = mval;
+        else {
+            snprintf(err, errlen, "\"messages\"[%zu]: unknown field \"%.64s\"", i, mkey);
+            return BOSCH_E_INVALID;
+        }
+    }
+    snprintf(what, sizeof what, "\"messages\"[%zu].role", i);
+    if (!json_object_object_get_ex(m, "role", NULL)) {
+        snprintf(err, errlen, "%s is missing", what);
+        return BOSCH_E_INVALID;
+    }
+    if (!(msg->role = get_string(role, what, err, errlen)))
+        return BOSCH_E_INVALID;
+    if (!known_role(msg->role)) {
+        snprintf(err, errlen, "%s: unknown role \"%.32s\" (system, user or assistant)", what,
+                 msg->role);
+        return BOSCH_E_INVALID;
+    }
+    snprintf(what, sizeof what, "\"messages\"[%zu].content", i);
+    if (!json_object_object_get_ex(m, "content", NULL)) {
+        snprintf(err, errlen, "%s is missing", what);
+        return BOSCH_E_INVALID;
+    }
+    if (!(msg->content = get_string(content, what, err, errlen)))
+        return BOSCH_E_INVALID;
+    return BOSCH_OK;
+}
+
+/* "messages": a non-empty array of messages, into *out (calloc'd). */
+static int read_messages(json_object *messages, struct bosch_chat_message **out, size_t *n,
+                         char *err, size_t errlen)
+{
+    if (!json_object_is_type(messages, json_type_array) || !json_object_array_length(messages)) {
+        snprintf(err, errlen, "\"messages\" must be a non-empty array");
+        return BOSCH_E_INVALID;
+    }
+    size_t count = json_object_array_length(messages);
+    struct bosch_chat_message *msgs = calloc(count, sizeof *msgs);
+    if (!msgs)
+        return BOSCH_E_NOMEM;
+    for (size_t i = 0; i < count; i++) {
+        int st = read_message(json_object_array_get_idx(messages, i), i, &msgs[i], err, errlen);
+        if (st != BOSCH_OK) {
+            free(msgs);
+            return st;
+        }
+    }
+    *out = msgs;
+    *n = count;
+    return BOSCH_OK;
+}
+
+/* "answers": a non-empty array of non-empty strings, into *out (calloc'd). */
+static int read_answers(json_object *o, json_object *answers, const char ***out, size_t *n,
+                        char *err, size_t errlen)
+{
+    if (!json_object_object_get_ex(o, "answers", NULL)) {
+        snprintf(err, errlen, "\"answers\" is missing");
+        return BOSCH_E_INVALID;
+    }
+    if (!json_object_is_type(answers, json_type_array) || !json_object_array_length(answers)) {
+        snprintf(err, errlen, "\"answers\" must be a non-empty array of strings");
+        return BOSCH_E_INVALID;
+    }
+    size_t count = json_object_array_length(answers);
+    const char **ans = calloc(count, sizeof *ans);
+    if (!ans)
+        return BOSCH_E_NOMEM;
+    for (size_t j = 0; j < count; j++) {
+        char what[48];
+        snprintf(what, sizeof what, "\"answers\"[%zu]", j);
+        if (!(ans[j] = get_string(json_object_array_get_idx(answers, j), what, err, errlen))) {
+            free(ans);
+            return BOSCH_E_INVALID;
+        }
+        if (!ans[j][0]) {
+            /* "" occurs in every output: it would score as found. */
+            snprintf(err, errlen, "%s is empty", what);
+            free(ans);
+            return BOSCH_E_INVALID;
+        }
+    }
+    *out = ans;
+    *n = count;
+    return BOSCH_OK;
+}
+
+/* "max_new_tokens" when present (else *out stays 0). */
+static int read_max_new(json_object *o, json_object *mnt, uint32_t *out, char *err,
+                        size_t errlen)
+{
+    if (!json_object_object_get_ex(o, "max_new_tokens", NULL))
+        return BOSCH_OK;
+    errno = 0;
+    int64_t v = json_object_get_int64(mnt);
+    if (!json_object_is_type(mnt, json_type_int) || errno || v < 1 || v > UINT32_MAX) {
+        snprintf(err, errlen, "\"max_new_tokens\" must be an integer in 1..%u",
+                 (unsigned)UINT32_MAX);
+        return BOSCH_E_INVALID;
+    }
+    *out = (uint32_t)v;
+    return BOSCH_OK;
+}
+
 static int add_object(bosch_text_task *t, json_object *o, char *err, size_t errlen)
 {
     if (!json_object_is_type(o, json_type_object)) {
@@ -175,121 +295,35 @@ static int add_object(bosch_text_task *t, json_object *o, char *err, size_t errl
         }
     }
     /* json-c gives NULL for a JSON null: a present null is a wrong type. */
-    if (json_object_object_get_ex(o, "text", NULL) && json_object_object_get_ex(o, "messages", NULL)) {
+    int has_text = json_object_object_get_ex(o, "text", NULL);
+    int has_messages = json_object_object_get_ex(o, "messages", NULL);
+    if (has_text && has_messages) {
         snprintf(err, errlen, "both \"text\" and \"messages\" (give one)");
         return BOSCH_E_INVALID;
     }
-    if (!json_object_object_get_ex(o, "text", NULL) && !json_object_object_get_ex(o, "messages", NULL)) {
+    if (!has_text && !has_messages) {
         snprintf(err, errlen, "neither \"text\" nor \"messages\"");
         return BOSCH_E_INVALID;
     }
     const char *text_s = NULL;
-    if (json_object_object_get_ex(o, "text", NULL) && !(text_s = get_string(text, "\"text\"", err, errlen)))
+    if (has_text && !(text_s = get_string(text, "\"text\"", err, errlen)))
         return BOSCH_E_INVALID;
 
     struct bosch_chat_message *msgs = NULL;
-    size_t n_msgs = 0;
-    if (!text_s) {
-        if (!json_object_is_type(messages, json_type_array) || !json_object_array_length(messages)) {
-            snprintf(err, errlen, "\"messages\" must be a non-empty array");
-            return BOSCH_E_INVALID;
-        }
-        n_msgs = json_object_array_length(messages);
-        if (!(msgs = calloc(n_msgs, sizeof *msgs)))
-            return BOSCH_E_NOMEM;
-        for (size_t i = 0; i < n_msgs; i++) {
-            json_object *m = json_object_array_get_idx(messages, i), *role = NULL, *content = NULL;
-            char what[64];
-            if (!json_object_is_type(m, json_type_object)) {
-                snprintf(err, errlen, "\"messages\"[%zu] must be an object", i);
-                free(msgs);
-                return BOSCH_E_INVALID;
-            }
-            json_object_object_foreach(m, mkey, mval)
-            {
-                if (!strcmp(mkey, "role"))
-                    role = mval;
-                else if (!strcmp(mkey, "content"))
-                    content = mval;
-                else {
-                    snprintf(err, errlen, "\"messages\"[%zu]: unknown field \"%.64s\"", i, mkey);
-                    free(msgs);
-                    return BOSCH_E_INVALID;
-                }
-            }
-            snprintf(what, sizeof what, "\"messages\"[%zu].role", i);
-            if (!json_object_object_get_ex(m, "role", NULL)) {
-                snprintf(err, errlen, "%s is missing", what);
-                free(msgs);
-                return BOSCH_E_INVALID;
-            }
-            if (!(msgs[i].role = get_string(role, what, err, errlen))) {
-                free(msgs);
-                return BOSCH_E_INVALID;
-            }
-            if (!known_role(msgs[i].role)) {
-                snprintf(err, errlen, "%s: unknown role \"%.32s\" (system, user or assistant)",
-                         what, msgs[i].role);
-                free(msgs);
-                return BOSCH_E_INVALID;
-            }
-            snprintf(what, sizeof what, "\"messages\"[%zu].content", i);
-            if (!json_object_object_get_ex(m, "content", NULL)) {
-                snprintf(err, errlen, "%s is missing", what);
-                free(msgs);
-                return BOSCH_E_INVALID;
-            }
-            if (!(msgs[i].content = get_string(content, what, err, errlen))) {
-                free(msgs);
-                return BOSCH_E_INVALID;
-            }
-        }
-    }
-
-    int st = BOSCH_E_INVALID;
+    size_t n_msgs = 0, n_ans = 0;
     const char **ans = NULL;
     const char *prefix_s = NULL;
     uint32_t max_new = 0;
-    size_t n_ans = 0;
-    if (!json_object_object_get_ex(o, "answers", NULL)) {
-        snprintf(err, errlen, "\"answers\" is missing");
-        goto out;
-    }
-    if (!json_object_is_type(answers, json_type_array) || !json_object_array_length(answers)) {
-        snprintf(err, errlen, "\"answers\" must be a non-empty array of strings");
-        goto out;
-    }
-    n_ans = json_object_array_length(answers);
-    if (!(ans = calloc(n_ans, sizeof *ans))) {
-        st = BOSCH_E_NOMEM;
-        goto out;
-    }
-    for (size_t j = 0; j < n_ans; j++) {
-        char what[48];
-        snprintf(what, sizeof what, "\"answers\"[%zu]", j);
-        if (!(ans[j] = get_string(json_object_array_get_idx(answers, j), what, err, errlen)))
-            goto out;
-        if (!ans[j][0]) {
-            /* "" occurs in every output: it would score as found. */
-            snprintf(err, errlen, "%s is empty", what);
-            goto out;
-        }
-    }
-    if (json_object_object_get_ex(o, "answer_prefix", NULL) &&
+    int st = text_s ? BOSCH_OK : read_messages(messages, &msgs, &n_msgs, err, errlen);
+    if (st == BOSCH_OK)
+        st = read_answers(o, answers, &ans, &n_ans, err, errlen);
+    if (st == BOSCH_OK && json_object_object_get_ex(o, "answer_prefix", NULL) &&
         !(prefix_s = get_string(prefix, "\"answer_prefix\"", err, errlen)))
-        goto out;
-    if (json_object_object_get_ex(o, "max_new_tokens", NULL)) {
-        errno = 0;
-        int64_t v = json_object_get_int64(mnt);
-        if (!json_object_is_type(mnt, json_type_int) || errno || v < 1 || v > UINT32_MAX) {
-            snprintf(err, errlen, "\"max_new_tokens\" must be an integer in 1..%u",
-                     (unsigned)UINT32_MAX);
-            goto out;
-        }
-        max_new = (uint32_t)v;
-    }
-    st = text_task_add(t, text_s, msgs, n_msgs, ans, n_ans, prefix_s, max_new);
-out:
+        st = BOSCH_E_INVALID;
+    if (st == BOSCH_OK)
+        st = read_max_new(o, mnt, &max_new, err, errlen);
+    if (st == BOSCH_OK)
+        st = text_task_add(t, text_s, msgs, n_msgs, ans, n_ans, prefix_s, max_new);
     free(msgs);
     free(ans);
     return st;
