@@ -18,34 +18,31 @@ struct settings {
     const char *model;   /* --model (NULL = default) */
     const char *task;    /* --task JSONL (or the model's default task) */
     int niah;            /* --niah */
-    int niah_given, budget_given;
+    int niah_given;
     char task_buf[4096]; /* storage of a default task path */
     unsigned context, samples, needles, key_len, value_len;
     int context_given;
     double ratio;
     unsigned window, sink;
     int window_given, sink_given, metric_given;
-    unsigned long long budget, seed;
+    unsigned long long seed;
     int seed_given;
-    unsigned threads, eval_batch, batch_size;
-    unsigned confirm, confirm_top; /* search: confirmation draws */
-    double screen_fidelity;        /* search: multi-fidelity screening (1 = off) */
-    unsigned sweep_pairs;          /* search: flip sweep (when given) */
-    double sweep_gap;
-    int sweep_pairs_given, sweep_gap_given;
+    unsigned eval_batch;
+    /* search: the library's options given (lib_options.h), by table name,
+     * in order; values are borrowed (argv, or lib_buf for a suggestion). */
+    struct { const char *name, *value; } lib[64];
+    size_t n_lib;
+    char lib_buf[8][32];
+    size_t n_lib_buf;
     const char *priors;            /* search: a saved selection whose unit_importance guides it */
     int no_prefix_cache;
     int cache_all_full; /* --cache-all-full: the prefix cache does not follow the incumbent */
-    const char *journal;
-    const char *strategy;
-    const char *variant;
     const char *metric;
     const char *out;
     const char *kind;    /* baseline */
     const char *mask;    /* eval, show */
     const char *device;
     const char *dtype;   /* auto|f32|bf16|f16 */
-    double time_limit;
     char metric_buf[16]; /* storage of a metric read from a mask file (eval) */
     const char *tokenizer; /* tokenize */
     int decode, no_special, skip_special;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lib_options.h"
 #include "model_dir.h"
 #include "options.h"
 #include "output.h"
@@ -61,43 +62,14 @@ out:
     return status;
 }
 
-/* The search options; 0, or EXIT_ERROR after a message. */
+/* The search options: the command's seed, then the library options given
+ * (lib_options.h); 0, or EXIT_ERROR after a message. */
 static int configure(bosch_optimizer *opt, const struct settings *s)
 {
-    char buf[64], bbuf[32], sbuf[32];
-    snprintf(bbuf, sizeof bbuf, "%llu", s->budget);
-    snprintf(sbuf, sizeof sbuf, "%llu", s->seed);
-    const struct { const char *name, *value; } opts[] = {
-        {"budget", bbuf}, {"seed", sbuf}, {"strategy", s->strategy}, {"variant", s->variant},
-    };
-    int rc;
-    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-        if ((rc = bosch_set_option(opt, opts[i].name, opts[i].value))) {
-            snprintf(buf, sizeof buf, "--%s %s", opts[i].name, opts[i].value);
-            return opt_fail(rc, buf, opt);
-        }
-    if (s->batch_size) {
-        snprintf(bbuf, sizeof bbuf, "%u", s->batch_size);
-        if ((rc = bosch_set_option(opt, "batch_size", bbuf)))
-            return opt_fail(rc, "--batch-size", opt);
-    }
-    if ((rc = bosch_set_confirm(opt, s->confirm)))
-        return opt_fail(rc, "--confirm", opt);
-    if ((rc = bosch_set_confirm_top(opt, s->confirm_top)))
-        return opt_fail(rc, "--confirm-top", opt);
-    if ((rc = bosch_set_screen_fidelity(opt, s->screen_fidelity)))
-        return opt_fail(rc, "--screen-fidelity", opt);
-    if (s->sweep_pairs_given && (rc = bosch_set_sweep_pairs(opt, s->sweep_pairs)))
-        return opt_fail(rc, "--sweep-pairs", opt);
-    if (s->sweep_gap_given && (rc = bosch_set_sweep_gap(opt, s->sweep_gap)))
-        return opt_fail(rc, "--sweep-gap", opt);
-    if ((rc = bosch_set_threads(opt, s->threads)))
-        return opt_fail(rc, "--threads", opt);
-    if (s->time_limit > 0 && (rc = bosch_set_time_limit(opt, s->time_limit)))
-        return opt_fail(rc, "--time-limit", opt);
-    if (s->journal && (rc = bosch_set_journal(opt, s->journal, BOSCH_JOURNAL_AUTO)))
-        return opt_fail(rc, "--journal", opt);
-    return 0;
+    int rc = bosch_set_seed(opt, s->seed);
+    if (rc)
+        return opt_fail(rc, "--seed", opt);
+    return lib_options_configure(opt, s);
 }
 
 static int stopped(int rc)
@@ -194,8 +166,9 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
     } else if (!report(res, prob, s)) {
         status = EXIT_OK;
         if (stopped(search_rc) || stopped(bosch_result_status(res))) {
-            if (s->journal)
-                fprintf(stderr, "stopped; rerun with --journal %s to resume\n", s->journal);
+            if (lib_option_given(s, "journal"))
+                fprintf(stderr, "stopped; rerun with --journal %s to resume\n",
+                        lib_option_given(s, "journal"));
             status = EXIT_STOPPED;
         }
     }

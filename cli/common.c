@@ -33,14 +33,8 @@ void settings_default(struct settings *s)
     s->ratio = 0.5;
     s->window = 128;
     s->sink = 4;
-    s->budget = 500;
-    s->confirm_top = 1;
-    s->screen_fidelity = 1.0;
     s->seed = 0;
-    s->threads = 1;
     s->eval_batch = 0; /* libbosch-torch's default: one candidate per forward */
-    s->strategy = "auto";
-    s->variant = "full";
     s->metric = "exact";
     s->out = "bosch-mask";
     s->device = "auto";

@@ -3,6 +3,8 @@
 #define _XOPEN_SOURCE 700
 #include "model_dir.h"
 
+#include "lib_options.h"
+
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,8 +132,9 @@ static int default_numbers(struct settings *s, json_object *root, const char *pa
             errorf("%s: \"budget\" must be an integer >= 2", path);
             return EXIT_ERROR;
         }
-        if (!s->budget_given)
-            s->budget = (unsigned long long)x;
+        char text[32];
+        snprintf(text, sizeof text, "%lld", (long long)x);
+        lib_option_suggest(s, "budget", text);
     }
     if (json_object_object_get_ex(root, "metric", &v)) {
         const char *m = json_object_get_string(v);

@@ -6,15 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib_options.h"
 #include "numbers.h"
 
+/* The command's own options; the library's optimizer options are added to
+ * search from the library's table (lib_options.h, ids from LIB_OPTION_ID). */
 enum opt_id {
     O_MODEL = 256, O_TASK, O_NIAH, O_CONTEXT, O_SAMPLES, O_NEEDLES, O_KEYLEN, O_VALLEN,
-    O_RATIO, O_WINDOW, O_SINK, O_BUDGET, O_THREADS, O_JOURNAL, O_SEED, O_STRATEGY,
-    O_VARIANT, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH, O_TIME,
-    O_BATCHSIZE, O_NOCACHE, O_CACHEFULL, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
-    O_FORMAT, O_CONFIGONLY, O_CONFIRM, O_CONFIRMTOP, O_SCREEN, O_PRIORS, O_SWEEPPAIRS,
-    O_SWEEPGAP
+    O_RATIO, O_WINDOW, O_SINK, O_SEED, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH,
+    O_NOCACHE, O_CACHEFULL, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
+    O_FORMAT, O_CONFIGONLY, O_PRIORS
 };
 
 #define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
@@ -87,34 +88,6 @@ static const struct cli_option options[] = {
      "--ratio R          target SWA ratio (0.5)"},
     {"out", required_argument, O_OUT, CMD_SEARCH | CMD_BASELINE, SEC_SEARCH_BASELINE,
      "--out PREFIX       write PREFIX.json, .tsv, .svg, .history.jsonl (bosch-mask)"},
-    {"budget", required_argument, O_BUDGET, CMD_SEARCH, SEC_SEARCH,
-     "--budget N         evaluations, anchors included (500)"},
-    {"threads", required_argument, O_THREADS, CMD_SEARCH, SEC_SEARCH,
-     "--threads N        optimizer threads (1)"},
-    {"journal", required_argument, O_JOURNAL, CMD_SEARCH, SEC_SEARCH,
-     "--journal PATH     journal evaluations; resume PATH when it exists"},
-    {"time-limit", required_argument, O_TIME, CMD_SEARCH, SEC_SEARCH,
-     "--time-limit S     stop after S seconds (0 = none)"},
-    {"strategy", required_argument, O_STRATEGY, CMD_SEARCH, SEC_SEARCH,
-     "--strategy NAME    search strategy (auto)"},
-    {"batch-size", required_argument, O_BATCHSIZE, CMD_SEARCH, SEC_SEARCH,
-     "--batch-size N     candidates the search proposes at once (library default 4)"},
-    {"variant", required_argument, O_VARIANT, CMD_SEARCH, SEC_SEARCH,
-     "--variant V        full|probe-only|group-only|layer-level (full)"},
-    {"confirm", required_argument, O_CONFIRM, CMD_SEARCH, SEC_SEARCH,
-     "--confirm K        fresh draws of the best masks after the search (0)"},
-    {"confirm-top", required_argument, O_CONFIRMTOP, CMD_SEARCH, SEC_SEARCH,
-     "--confirm-top M    best masks sharing the confirmation draws (1)"},
-    {"screen-fidelity", required_argument, O_SCREEN, CMD_SEARCH, SEC_SEARCH,
-     "--screen-fidelity F  stage 3 screens candidates on a share F of the samples\n"
-     "                     first (1 = off)"},
-    {"sweep-pairs", required_argument, O_SWEEPPAIRS, CMD_SEARCH, SEC_SEARCH,
-     "--sweep-pairs K    flip sweep at the end of stage 3: most swaps, and most\n"
-     "                     substitute probes per round, it scores\n"
-     "                     (library default 40; 0 = no sweep)"},
-    {"sweep-gap", required_argument, O_SWEEPGAP, CMD_SEARCH, SEC_SEARCH,
-     "--sweep-gap G      the sweep runs when the polish's recent candidates are\n"
-     "                     within G of the best (library default 0.005)"},
     {"priors", required_argument, O_PRIORS, CMD_SEARCH, SEC_SEARCH,
      "--priors FILE      per-unit priors: the unit_importance saved by a static\n"
      "                     baseline (e.g. fisher) guides the search"},
@@ -169,6 +142,9 @@ static const struct command_help helps[] = {
 static const char exit_codes[] =
     "exit codes: 0 ok, 1 runtime error, 2 usage error, 3 stopped (signal/time limit)\n";
 
+static const char lib_title[] =
+    "search, the library's optimizer options (bosch_set_option; default in parentheses):";
+
 void print_all_options(FILE *f)
 {
     for (int sec = 0; sec < SEC_COUNT; sec++) {
@@ -176,6 +152,10 @@ void print_all_options(FILE *f)
         for (size_t i = 0; i < N_OPTIONS; i++)
             if (options[i].section == sec && options[i].help)
                 fprintf(f, "  %s\n", options[i].help);
+        if (sec == SEC_SEARCH) {
+            fprintf(f, "%s\n", lib_title);
+            print_lib_options(f);
+        }
     }
     fputs(exit_codes, f);
 }
@@ -201,6 +181,10 @@ static void print_command_help(FILE *f, enum command cmd)
             fprintf(f, "options:\n");
     }
     fprintf(f, "  -h, --help         this text\n");
+    if (cmd == CMD_SEARCH) {
+        fprintf(f, "%s\n", lib_title);
+        print_lib_options(f);
+    }
     fputs(exit_codes, f);
 }
 
@@ -278,40 +262,10 @@ static const char *apply_run_option(struct settings *s, int id, const char *arg)
     switch (id) {
     case O_RATIO:
         return parse_double(arg, &s->ratio) || s->ratio < 0 || s->ratio > 1 ? "--ratio (0..1)" : NULL;
-    case O_BUDGET:
-        s->budget_given = 1;
-        return parse_ull(arg, &s->budget) || s->budget < 2 ? "--budget (>= 2)" : NULL;
-    case O_THREADS: return parse_uint(arg, 1, 256, &s->threads) ? "--threads (1..256)" : NULL;
-    case O_JOURNAL: s->journal = arg; return NULL;
-    case O_STRATEGY: s->strategy = arg; return NULL;
-    case O_VARIANT:
-        s->variant = arg;
-        return strcmp(arg, "full") && strcmp(arg, "probe-only") && strcmp(arg, "group-only") &&
-                       strcmp(arg, "layer-level")
-                   ? "--variant (full|probe-only|group-only|layer-level)" : NULL;
     case O_OUT: s->out = arg; return *arg ? NULL : "--out";
     case O_KIND: s->kind = arg; return baseline_kind_known(arg) ? NULL : "--kind (" BASELINE_KINDS ")";
     case O_MASK: s->mask = arg; return NULL;
     case O_PRIORS: s->priors = arg; return *arg ? NULL : "--priors";
-    case O_BATCHSIZE:
-        return parse_uint(arg, 1, 4096, &s->batch_size) ? "--batch-size (1..4096)" : NULL;
-    case O_CONFIRM:
-        return parse_uint(arg, 0, 1048576, &s->confirm) ? "--confirm (0..1048576)" : NULL;
-    case O_CONFIRMTOP:
-        return parse_uint(arg, 1, 4096, &s->confirm_top) ? "--confirm-top (1..4096)" : NULL;
-    case O_SCREEN:
-        return parse_double(arg, &s->screen_fidelity) || !(s->screen_fidelity >= 0.001) ||
-                       s->screen_fidelity > 1
-                   ? "--screen-fidelity (0.001..1)" : NULL;
-    case O_SWEEPPAIRS:
-        s->sweep_pairs_given = 1;
-        return parse_uint(arg, 0, 1048576, &s->sweep_pairs) ? "--sweep-pairs (0..1048576)" : NULL;
-    case O_SWEEPGAP:
-        s->sweep_gap_given = 1;
-        return parse_double(arg, &s->sweep_gap) || !(s->sweep_gap >= 0) || s->sweep_gap > 1
-                   ? "--sweep-gap (0..1)" : NULL;
-    case O_TIME:
-        return parse_double(arg, &s->time_limit) || s->time_limit < 0 ? "--time-limit (>= 0)" : NULL;
     case O_TOKENIZER: s->tokenizer = arg; return *arg ? NULL : "--tokenizer";
     case O_DECODE: s->decode = 1; return NULL;
     case O_NOSPECIAL: s->no_special = 1; return NULL;
@@ -331,6 +285,8 @@ static void build_longopts(enum command cmd, struct option *lo)
     for (size_t i = 0; i < N_OPTIONS; i++)
         if (options[i].commands & cmd)
             lo[n++] = (struct option){options[i].name, options[i].has_arg, NULL, options[i].id};
+    if (cmd == CMD_SEARCH)
+        n += lib_options_longopts(lo + n);
     lo[n++] = (struct option){"help", no_argument, NULL, 'h'};
     lo[n] = (struct option){NULL, 0, NULL, 0};
 }
@@ -355,29 +311,41 @@ static int finish_args(int argc, char **argv, struct settings *s, const char **p
 int parse_command(enum command cmd, int argc, char **argv, struct settings *s,
                   const char **positional)
 {
-    struct option longopts[N_OPTIONS + 2];
+    struct option *longopts = malloc((N_OPTIONS + lib_option_count() + 2) * sizeof *longopts);
+    if (!longopts) {
+        errorf("out of memory");
+        return EXIT_ERROR;
+    }
     build_longopts(cmd, longopts);
     int c;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (c == 'h') {
+            free(longopts);
             print_command_help(stdout, cmd);
             exit(EXIT_OK);
         }
+        int status = 0;
         if (c == ':') {
             errorf("%s: option '%s' needs a value (see 'bosch help')", argv[0], argv[optind - 1]);
-            return EXIT_USAGE;
-        }
-        if (c == '?') {
+            status = EXIT_USAGE;
+        } else if (c == '?') {
             errorf("%s: unknown option '%s' (see 'bosch help')", argv[0], argv[optind - 1]);
-            return EXIT_USAGE;
+            status = EXIT_USAGE;
+        } else {
+            const char *bad = c >= LIB_OPTION_ID ? lib_option_apply(s, c, optarg)
+                                                 : apply_run_option(s, c, optarg);
+            if (bad) {
+                errorf("%s: bad value '%s' for %s", argv[0], optarg, bad);
+                status = EXIT_USAGE;
+            }
         }
-        const char *bad = apply_run_option(s, c, optarg);
-        if (bad) {
-            errorf("%s: bad value '%s' for %s", argv[0], optarg, bad);
-            return EXIT_USAGE;
+        if (status) {
+            free(longopts);
+            return status;
         }
     }
+    free(longopts);
     return finish_args(argc, argv, s, positional);
 }

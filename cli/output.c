@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib_options.h"
+
 char *path_with(const char *prefix, const char *suffix)
 {
     size_t n = strlen(prefix) + strlen(suffix) + 1;
@@ -47,21 +49,46 @@ static int record_settings(bosch_selection *sel, const struct settings *s)
     rc = rc ? rc : bosch_selection_setting_set_int(sel, "sink", s->sink);
     rc = rc ? rc : bosch_selection_setting_set_string(sel, "metric", s->metric);
     rc = rc ? rc : bosch_selection_setting_set_double(sel, "ratio", s->ratio);
-    rc = rc ? rc : bosch_selection_setting_set_int(sel, "budget", (int64_t)s->budget);
     rc = rc ? rc : bosch_selection_setting_set_int(sel, "seed", (int64_t)s->seed);
-    rc = rc ? rc : bosch_selection_setting_set_string(sel, "strategy", s->strategy);
-    rc = rc ? rc : bosch_selection_setting_set_string(sel, "variant", s->variant);
-    rc = rc ? rc : bosch_selection_setting_set_int(sel, "threads", s->threads);
     rc = rc ? rc : bosch_selection_setting_set_int(sel, "eval_batch", s->eval_batch ? s->eval_batch : 1);
-    if (s->batch_size)
-        rc = rc ? rc : bosch_selection_setting_set_int(sel, "batch_size", s->batch_size);
     rc = rc ? rc : bosch_selection_setting_set_bool(sel, "prefix_cache", !s->no_prefix_cache);
     rc = rc ? rc : bosch_selection_setting_set_string(sel, "device", s->device);
     rc = rc ? rc : bosch_selection_setting_set_string(sel, "dtype", s->dtype);
     if (s->kind)
         rc = rc ? rc : bosch_selection_setting_set_string(sel, "kind", s->kind);
-    if (s->journal)
-        rc = rc ? rc : bosch_selection_setting_set_string(sel, "journal", s->journal);
+    return rc;
+}
+
+/* One library option's value in its type (a value the library accepted). */
+static int record_option(bosch_selection *sel, const char *name, const char *value)
+{
+    switch (bosch_option_type(name)) {
+    case BOSCH_OPTION_UINT:
+        return bosch_selection_setting_set_int(sel, name, strtoll(value, NULL, 10));
+    case BOSCH_OPTION_DOUBLE:
+        return bosch_selection_setting_set_double(sel, name, strtod(value, NULL));
+    case BOSCH_OPTION_BOOL:
+        return bosch_selection_setting_set_bool(sel, name, value[0] == '1');
+    default:
+        return bosch_selection_setting_set_string(sel, name, value);
+    }
+}
+
+/* The search's library options in the table's order: every option given
+ * (or suggested by bosch.json), and budget, strategy, variant and threads
+ * at the library's default when not. */
+static int record_search_options(bosch_selection *sel, const struct settings *s)
+{
+    static const char *const always[] = {"budget", "strategy", "variant", "threads"};
+    int rc = 0;
+    for (size_t i = 0; i < bosch_option_count() && !rc; i++) {
+        const char *name = bosch_option_name(i), *value = lib_option_given(s, name);
+        for (size_t k = 0; !value && k < sizeof always / sizeof always[0]; k++)
+            if (!strcmp(name, always[k]))
+                value = bosch_option_default(name);
+        if (value && strcmp(name, "seed"))
+            rc = record_option(sel, name, value);
+    }
     return rc;
 }
 
@@ -72,6 +99,8 @@ int record_run(bosch_selection *sel, const struct settings *s, const char *metho
     rc = rc ? rc : bosch_selection_set_metric(sel, s->metric);
     rc = rc ? rc : bosch_selection_set_kv_saving(sel, s->context, effective_window(s), s->sink);
     rc = rc ? rc : record_settings(sel, s);
+    if (!strcmp(method, "bosch"))
+        rc = rc ? rc : record_search_options(sel, s);
     if (rc) {
         errorf("%s", bosch_selection_last_error(sel));
         return EXIT_ERROR;

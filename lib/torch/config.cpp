@@ -83,7 +83,6 @@ std::string num(double x) {
     return buf;
 }
 
-
 // Hybrid attention as transformers' Qwen3Config reads it: sliding_window
 // counts only when use_sliding_window is true; layer_types (when given)
 // names each layer, else layers from max_window_layers (default 28) on
@@ -249,23 +248,10 @@ std::string read_moe(json_object *r, Qwen3Config &cfg) {
 
 } // namespace
 
-std::string load_config(const std::string &dir, Qwen3Config &cfg) {
-    cfg = Qwen3Config();
-    const std::string path = dir + "/config.json";
-    const std::string &P = path;
-    std::string text;
-    std::string err = jsonu::read_file(path, kConfigCap, text);
-    if (!err.empty())
-        return err;
-    JsonPtr root;
-    err = jsonu::parse(text.data(), text.size(), root);
-    if (!err.empty())
-        return P + ": " + err;
-    json_object *r = root.get();
-    if (json_object_get_type(r) != json_type_object)
-        return std::string(P + ": top level must be an object (got ") + jsonu::type_name(r) + ")";
+namespace {
 
-    // Architecture.
+// architectures: Qwen3ForCausalLM (dense) or Qwen3MoeForCausalLM (sets cfg.moe).
+std::string read_architecture(json_object *r, const std::string &P, Qwen3Config &cfg) {
     if (!present(r, "architectures"))
         return P + ": missing field architectures";
     json_object *arch = field(r, "architectures");
@@ -291,8 +277,14 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
                (names.empty() ? std::string("(none listed)") : names) +
                " (supported: Qwen3ForCausalLM, Qwen3MoeForCausalLM)";
     cfg.moe = moe;
+    return "";
+}
 
-    // Sizes.
+// The layer stack's sizes, head_dim derived where Qwen3MoeConfig omits it,
+// and rms_norm_eps.
+std::string read_sizes(json_object *r, const std::string &P, Qwen3Config &cfg) {
+    const bool moe = cfg.moe;
+    std::string err;
     struct {
         const char *name;
         int64_t *dst;
@@ -338,8 +330,13 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
     err = get_number(field(r, "rms_norm_eps"), "rms_norm_eps", cfg.rms_norm_eps);
     if (!err.empty())
         return P + ": " + err;
+    return "";
+}
 
-    // RoPE: top-level rope_theta (transformers < 5) or rope_parameters.rope_theta (newer).
+// RoPE: top-level rope_theta (transformers < 5) or rope_parameters.rope_theta
+// (newer), and only the default rope type.
+std::string read_rope(json_object *r, const std::string &P, Qwen3Config &cfg) {
+    std::string err;
     bool has_top = present(r, "rope_theta");
     json_object *params = field(r, "rope_parameters");
     if (params && json_object_get_type(params) != json_type_null &&
@@ -371,8 +368,12 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
     err = check_rope_type(params, "rope_parameters");
     if (!err.empty())
         return P + ": " + err;
+    return "";
+}
 
-    // Optional flags.
+// tie_word_embeddings, and the features the forward does not implement:
+// refused rather than computing the wrong model.
+std::string read_flags(json_object *r, const std::string &P, Qwen3Config &cfg) {
     if (present(r, "tie_word_embeddings")) {
         json_object *t = field(r, "tie_word_embeddings");
         if (!t || json_object_get_type(t) != json_type_boolean)
@@ -380,8 +381,6 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
                    jsonu::type_name(t) + ")";
         cfg.tie_word_embeddings = json_object_get_boolean(t) != 0;
     }
-
-    // Features the forward does not implement: refuse rather than compute the wrong model.
     if (json_object *a = field(r, "hidden_act")) {
         if (json_object_get_type(a) != json_type_string ||
             std::string(json_object_get_string(a)) != "silu")
@@ -395,9 +394,10 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
         if (json_object_get_boolean(b))
             return P + ": attention_bias = true is not supported";
     }
-    err = moe ? read_moe(r, cfg) : read_sliding_layers(r, cfg);
-    if (!err.empty())
-        return P + ": " + err;
+    return "";
+}
+
+std::string read_max_position(json_object *r, const std::string &P, Qwen3Config &cfg) {
     if (json_object *m = field(r, "max_position_embeddings")) {
         if (json_object_get_type(m) != json_type_int || json_object_get_int64(m) < 1)
             return std::string(P + ": field max_position_embeddings must be a positive integer "
@@ -406,6 +406,34 @@ std::string load_config(const std::string &dir, Qwen3Config &cfg) {
         cfg.max_position_embeddings = json_object_get_int64(m);
     }
     return "";
+}
+
+} // namespace
+
+std::string load_config(const std::string &dir, Qwen3Config &cfg) {
+    cfg = Qwen3Config();
+    const std::string path = dir + "/config.json";
+    const std::string &P = path;
+    std::string text;
+    std::string err = jsonu::read_file(path, kConfigCap, text);
+    if (!err.empty())
+        return err;
+    JsonPtr root;
+    err = jsonu::parse(text.data(), text.size(), root);
+    if (!err.empty())
+        return P + ": " + err;
+    json_object *r = root.get();
+    if (json_object_get_type(r) != json_type_object)
+        return std::string(P + ": top level must be an object (got ") + jsonu::type_name(r) + ")";
+    for (auto read : {read_architecture, read_sizes, read_rope, read_flags}) {
+        err = read(r, P, cfg);
+        if (!err.empty())
+            return err;
+    }
+    err = cfg.moe ? read_moe(r, cfg) : read_sliding_layers(r, cfg);
+    if (!err.empty())
+        return P + ": " + err;
+    return read_max_position(r, P, cfg);
 }
 
 namespace {

@@ -327,16 +327,12 @@ torch::Tensor Model::heads_f32(const torch::Tensor &x2, const torch::Tensor &pro
     return out;
 }
 
-torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
-                               const Window &w) {
-    const LayerWeights &L = layers_[size_t(layer)];
+void Model::project_qkv(const LayerWeights &L, const torch::Tensor &x, torch::Tensor &q,
+                        torch::Tensor &k, torch::Tensor &v) {
     const int64_t B = x.size(0), T = x.size(1), D = cfg_.head_dim;
-    const int64_t G = cfg_.num_key_value_heads, nH = cfg_.num_attention_heads, r = nH / G;
-    const double scale = std::pow(double(D), -0.5);
-
+    const int64_t G = cfg_.num_key_value_heads, nH = cfg_.num_attention_heads;
     ensure_rope(T);
     torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);
-    torch::Tensor q, k, v; // [B, nH, T, D], [B, G, T, D], [B, G, T, D], contiguous
     if (x.scalar_type() == torch::kFloat32 && x.device().is_cpu()) {
         torch::Tensor x2 = x.reshape({B * T, x.size(2)});
         q = heads_f32(x2, L.q_proj, L.q_norm, B, T, nH, cos, sin, ws_.q);
@@ -352,83 +348,68 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
         q = (q * cos + rotate_half(q) * sin).contiguous();
         k = (k * cos + rotate_half(k) * sin).contiguous();
     }
+}
 
-    // GQA without repeat_kv: query head g*r+i of KV group g is row block i of
-    // [B, G, r*n, D] against the group's keys [B, G, D, t1].
-    torch::Tensor q5 = q.view({B, G, r, T, D});
-    torch::Tensor out = torch::empty({B, G, r, T, D}, q.options());
-
-    // A layer the config makes sliding (hybrid models) slides in every group,
-    // over the config's window without sink tokens, whatever the unit mask.
-    // A window that covers the sequence (every query sees every earlier key:
-    // window + sink >= T) is full attention and takes the full kernel, so
-    // that it is full attention bit for bit whatever the kernels: on
-    // PyTorch 2 the full path is one causal fused call and the banded one
-    // masked chunks (or tiles), and the two round differently.
-    const bool layer_slides = size_t(layer) < cfg_.layer_sliding.size() &&
-                              cfg_.layer_sliding[size_t(layer)] && cfg_.sliding_window < T;
-    const bool window_covers = w.window + w.sink >= T;
-    // Per-batch-element unit masks of this layer.
-    torch::Tensor swa_units; // bool [B, G, 1, 1, 1] or undefined
-    if (units.defined() && !layer_slides && !window_covers) {
-        torch::Tensor m = units.select(1, layer); // [B, G]
-        if (m.any().item<bool>())
-            swa_units = m.view({B, G, 1, 1, 1});
-    }
-
-    if (!masked_attention_) {
-        // Banded SWA pairs, causal full pairs, over the flattened [B * G]
-        // (batch element, KV group) pairs.
-        const int64_t P = B * G;
-        torch::Tensor qf = q5.view({P, r, T, D}), kf = k.view({P, T, D}), vf = v.view({P, T, D});
-        torch::Tensor outf = out.view({P, r, T, D});
-        // The fused kernels take the model's scale as their default.
-        const bool fused_band = fused_band_ && std::abs(scale * std::sqrt(double(D)) - 1.0) < 1e-12;
-        auto banded = [&](const torch::Tensor &qs, const torch::Tensor &ks, const torch::Tensor &vs,
-                          torch::Tensor os, int64_t window, int64_t sink) {
-            if (fused_band)
-                banded_fused(qs, ks, vs, os, window, sink, block_bytes_);
-            else
-                banded_pairs(qs, ks, vs, os, scale, window, sink, block_bytes_, ws_);
-        };
-        if (layer_slides) {
-            banded(qf, kf, vf, outf, cfg_.sliding_window, 0);
-        } else if (!swa_units.defined()) { // an all-full layer
-            causal_pairs(qf, kf, vf, outf, scale, block_bytes_, ws_, tiled_attention_);
-        } else {
-            torch::Tensor flat = swa_units.reshape({P});
-            torch::Tensor swa_idx = flat.nonzero().view({-1});
-            torch::Tensor full_idx = flat.logical_not().nonzero().view({-1});
-            auto run = [&](const torch::Tensor &idx, bool is_banded) {
-                const int64_t S = idx.size(0);
-                if (S == 0)
-                    return;
-                if (S == P) { // every pair: no gather / scatter
-                    if (is_banded)
-                        banded(qf, kf, vf, outf, w.window, w.sink);
-                    else
-                        causal_pairs(qf, kf, vf, outf, scale, block_bytes_, ws_,
-                                     tiled_attention_);
-                    return;
-                }
-                torch::Tensor qs = qf.index_select(0, idx), ks = kf.index_select(0, idx),
-                              vs = vf.index_select(0, idx);
-                torch::Tensor os = torch::empty_like(qs);
+void Model::attend_kernels(const torch::Tensor &q5, const torch::Tensor &k,
+                           const torch::Tensor &v, torch::Tensor &out,
+                           const torch::Tensor &swa_units, bool layer_slides, const Window &w) {
+    const int64_t B = q5.size(0), G = q5.size(1), r = q5.size(2), T = q5.size(3),
+                  D = q5.size(4);
+    const double scale = std::pow(double(D), -0.5);
+    // Banded SWA pairs, causal full pairs, over the flattened [B * G]
+    // (batch element, KV group) pairs.
+    const int64_t P = B * G;
+    torch::Tensor qf = q5.view({P, r, T, D}), kf = k.view({P, T, D}), vf = v.view({P, T, D});
+    torch::Tensor outf = out.view({P, r, T, D});
+    // The fused kernels take the model's scale as their default.
+    const bool fused_band = fused_band_ && std::abs(scale * std::sqrt(double(D)) - 1.0) < 1e-12;
+    auto banded = [&](const torch::Tensor &qs, const torch::Tensor &ks, const torch::Tensor &vs,
+                      torch::Tensor os, int64_t window, int64_t sink) {
+        if (fused_band)
+            banded_fused(qs, ks, vs, os, window, sink, block_bytes_);
+        else
+            banded_pairs(qs, ks, vs, os, scale, window, sink, block_bytes_, ws_);
+    };
+    if (layer_slides) {
+        banded(qf, kf, vf, outf, cfg_.sliding_window, 0);
+    } else if (!swa_units.defined()) { // an all-full layer
+        causal_pairs(qf, kf, vf, outf, scale, block_bytes_, ws_, tiled_attention_);
+    } else {
+        torch::Tensor flat = swa_units.reshape({P});
+        torch::Tensor swa_idx = flat.nonzero().view({-1});
+        torch::Tensor full_idx = flat.logical_not().nonzero().view({-1});
+        auto run = [&](const torch::Tensor &idx, bool is_banded) {
+            const int64_t S = idx.size(0);
+            if (S == 0)
+                return;
+            if (S == P) { // every pair: no gather / scatter
                 if (is_banded)
-                    banded(qs, ks, vs, os, w.window, w.sink);
+                    banded(qf, kf, vf, outf, w.window, w.sink);
                 else
-                    causal_pairs(qs, ks, vs, os, scale, block_bytes_, ws_, tiled_attention_);
-                outf.index_copy_(0, idx, os);
-            };
-            run(full_idx, false);
-            run(swa_idx, true);
-        }
-        if (hook)
-            hook(layer, out.view({B, nH, T, D}));
-        torch::Tensor o = out.permute({0, 3, 1, 2, 4}).reshape({B, T, nH * D});
-        return torch::linear(o, L.o_proj);
+                    causal_pairs(qf, kf, vf, outf, scale, block_bytes_, ws_,
+                                 tiled_attention_);
+                return;
+            }
+            torch::Tensor qs = qf.index_select(0, idx), ks = kf.index_select(0, idx),
+                          vs = vf.index_select(0, idx);
+            torch::Tensor os = torch::empty_like(qs);
+            if (is_banded)
+                banded(qs, ks, vs, os, w.window, w.sink);
+            else
+                causal_pairs(qs, ks, vs, os, scale, block_bytes_, ws_, tiled_attention_);
+            outf.index_copy_(0, idx, os);
+        };
+        run(full_idx, false);
+        run(swa_idx, true);
     }
+}
 
+void Model::attend_masked(const torch::Tensor &q5, const torch::Tensor &k,
+                          const torch::Tensor &v, torch::Tensor &out,
+                          const torch::Tensor &swa_units, bool layer_slides, const Window &w) {
+    const int64_t B = q5.size(0), G = q5.size(1), r = q5.size(2), T = q5.size(3),
+                  D = q5.size(4), nH = G * r;
+    const double scale = std::pow(double(D), -0.5);
     // The masked reference (BOSCH_TORCH_ATTENTION=masked): every unit over all
     // causal keys, the window applied as a mask; query tiling keeps the fp32
     // score block [B, G, r, n, T] under block_bytes_.
@@ -456,10 +437,47 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
             allowed = torch::where(swa_units, swa, allowed); // [B, G, 1, n, t1]
         }
         scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity());
-        torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
+        torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q5.scalar_type());
         torch::Tensor oc = torch::matmul(probs.view({B, G, r * n, t1}), vc); // [B,G,r*n,D]
         out.narrow(3, t0, n).copy_(oc.view({B, G, r, n, D}));
     }
+}
+
+torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
+                               const Window &w) {
+    const LayerWeights &L = layers_[size_t(layer)];
+    const int64_t B = x.size(0), T = x.size(1), D = cfg_.head_dim;
+    const int64_t G = cfg_.num_key_value_heads, nH = cfg_.num_attention_heads, r = nH / G;
+    torch::Tensor q, k, v;
+    project_qkv(L, x, q, k, v);
+
+    // GQA without repeat_kv: query head g*r+i of KV group g is row block i of
+    // [B, G, r*n, D] against the group's keys [B, G, D, t1].
+    torch::Tensor q5 = q.view({B, G, r, T, D});
+    torch::Tensor out = torch::empty({B, G, r, T, D}, q.options());
+
+    // A layer the config makes sliding (hybrid models) slides in every group,
+    // over the config's window without sink tokens, whatever the unit mask.
+    // A window that covers the sequence (every query sees every earlier key:
+    // window + sink >= T) is full attention and takes the full kernel, so
+    // that it is full attention bit for bit whatever the kernels: on
+    // PyTorch 2 the full path is one causal fused call and the banded one
+    // masked chunks (or tiles), and the two round differently.
+    const bool layer_slides = size_t(layer) < cfg_.layer_sliding.size() &&
+                              cfg_.layer_sliding[size_t(layer)] && cfg_.sliding_window < T;
+    const bool window_covers = w.window + w.sink >= T;
+    // Per-batch-element unit masks of this layer.
+    torch::Tensor swa_units; // bool [B, G, 1, 1, 1] or undefined
+    if (units.defined() && !layer_slides && !window_covers) {
+        torch::Tensor m = units.select(1, layer); // [B, G]
+        if (m.any().item<bool>())
+            swa_units = m.view({B, G, 1, 1, 1});
+    }
+
+    if (masked_attention_)
+        attend_masked(q5, k, v, out, swa_units, layer_slides, w);
+    else
+        attend_kernels(q5, k, v, out, swa_units, layer_slides, w);
     if (hook)
         hook(layer, out.view({B, nH, T, D}));
     // [B, G, r, T, D] -> [B, T, nH * D] with head index g*r + i (HF order).

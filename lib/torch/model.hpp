@@ -140,6 +140,20 @@ private:
         : cfg_(cfg), device_(device), dtype_(dtype), device_name_(device.str()) {}
     torch::Tensor attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
                             const Window &w);
+    // attention()'s parts. q [B, nH, T, D], k and v [B, G, T, D], contiguous,
+    // RoPE applied.
+    void project_qkv(const LayerWeights &L, const torch::Tensor &x, torch::Tensor &q,
+                     torch::Tensor &k, torch::Tensor &v);
+    // Attention of q5 [B, G, r, T, D] into out (same shape): the kernels'
+    // path (banded SWA pairs, causal full pairs) and the masked reference
+    // (BOSCH_TORCH_ATTENTION=masked). swa_units: bool [B, G, 1, 1, 1] of the
+    // sliding units, or undefined (none); layer_slides: the config's window.
+    void attend_kernels(const torch::Tensor &q5, const torch::Tensor &k, const torch::Tensor &v,
+                        torch::Tensor &out, const torch::Tensor &swa_units, bool layer_slides,
+                        const Window &w);
+    void attend_masked(const torch::Tensor &q5, const torch::Tensor &k, const torch::Tensor &v,
+                       torch::Tensor &out, const torch::Tensor &swa_units, bool layer_slides,
+                       const Window &w);
     torch::Tensor mlp(int64_t layer, const torch::Tensor &x) const;
     // q or k heads [B, heads, T, D] for f32 on the CPU: projection, head norm
     // and RoPE in workspace slots, the last one `slot` (the result): the

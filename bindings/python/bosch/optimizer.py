@@ -19,43 +19,27 @@ from __future__ import annotations
 
 import ctypes
 import enum
-import logging
-import math
 import os
-import threading
-from dataclasses import dataclass, field
 
+from ._callbacks import (LogLevel, _CallbackState, _make_batch_eval, _make_eval, _make_log,
+                         _make_progress, _make_request_batch_eval, _make_request_eval)
+from ._handle import Handle
 from ._lib import (BATCH_EVAL_FN, EVAL_FN, LOG_FN, PROGRESS_FN, REQUEST_BATCH_EVAL_FN,
                    REQUEST_EVAL_FN, lib, testbed_batch_eval_pointer, testbed_eval_pointer,
                    testbed_request_batch_eval_pointer, testbed_request_eval_pointer, text)
-from ._masks import _NORM, buffer_to_list, double_array
-from .errors import (ErrorCode, EvaluatorError, StopReason, check_status, err_name,
-                     error_for_status, strerror)
-from .problem import Problem, kv_saving
-from .strategy import PYTHON_EXCEPTION_STATUS, Strategy
+from ._masks import _NORM, double_array
+from ._options import (OPTION_BOOL, OPTION_DOUBLE, OPTION_UINT, OptionInfo, _format_option,
+                       install_option_properties, options)
+from .errors import (ErrorCode, EvaluatorError, check_status, err_name, error_for_status,
+                     strerror)
+from .problem import Problem
+from .result import (STAGES, HistoryRecord, Progress, Result, Stage, Variant, _read_result,
+                     _ResultHandle, stage_name, variant_name)
+from .strategy import Strategy
 from .testbed import Testbed
 
 __all__ = ["Optimizer", "Result", "Progress", "HistoryRecord", "Stage", "Variant", "LogLevel",
-           "JournalMode", "stage_name", "variant_name", "STAGES"]
-
-
-class Stage(enum.IntEnum):
-    """enum bosch_stage"""
-    ANCHORS = 0
-    PROBE = 1
-    ALLOC = 2
-    GROUP = 3
-
-
-STAGES = ("anchors", "probe", "alloc", "group")
-
-
-class Variant(enum.IntEnum):
-    """enum bosch_variant"""
-    FULL = 0
-    PROBE_ONLY = 1
-    GROUP_ONLY = 2
-    LAYER_LEVEL = 3
+           "JournalMode", "stage_name", "variant_name", "STAGES", "OptionInfo", "options"]
 
 
 class JournalMode(enum.IntEnum):
@@ -65,393 +49,6 @@ class JournalMode(enum.IntEnum):
     AUTO = 2     # resume when the file exists, else create
 
 
-class LogLevel(enum.IntEnum):
-    """enum bosch_log_level"""
-    DEBUG = 0
-    INFO = 1
-    WARN = 2
-    ERROR = 3
-
-
-_PY_LOG_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging.ERROR}
-
-
-def stage_name(stage: int) -> str:
-    """'anchors', 'probe', 'alloc', 'group' ('unknown' otherwise)."""
-    return text(lib.bosch_stage_name(int(stage)))
-
-
-def variant_name(variant: int) -> str | None:
-    name = lib.bosch_variant_name(int(variant))
-    return None if name is None else text(name)
-
-
-# ----------------------------------------------------------------------------
-# Plain Python records
-# ----------------------------------------------------------------------------
-@dataclass
-class Progress:
-    """What a progress callback receives (a copy; safe to keep)."""
-    stage: int
-    stage_name: str
-    evaluations: int
-    budget: int
-    best_score: float          # best normalised score S^ so far (NaN if none)
-    layer_ratios: list[float]  # per-layer SWA ratios of the working mask
-    elapsed: float             # seconds
-    rate: float = math.nan     # evaluations per second of this process (replays excluded)
-    eta: float = math.nan      # seconds until the budget is spent at that rate (NaN: unknown)
-    replayed: int = 0          # evaluations answered from a resumed journal so far
-    # the working mask, the one the next candidates are drawn around (units
-    # bytes, 1 = SWA; None before the search has one): give it to
-    # bosch.backend.Evaluator.set_reference
-    working_mask: bytes | None = None
-    # the best feasible mask so far (the incumbent, scored by best_score;
-    # None before one): the better reference for that prefix cache
-    best_mask: bytes | None = None
-
-    def __repr__(self) -> str:
-        return ("bosch.Progress(%s, %d/%d evaluations, best_score=%.6g, %.1f s)"
-                % (self.stage_name, self.evaluations, self.budget, self.best_score,
-                   self.elapsed))
-
-
-@dataclass
-class HistoryRecord:
-    """One evaluation of the history, in evaluation order."""
-    index: int
-    stage: int
-    stage_name: str
-    score: float               # raw S(z)
-    mask: list[int]
-    # Evaluator wall time in seconds (ask-to-tell time in ask/tell mode); NaN when
-    # unknown. Not compared: it varies from run to run.
-    wall_s: float = field(default=math.nan, compare=False)
-    # The request the score answers (bosch_result_history_request): the
-    # fidelity in (0, 1] (below 1: a screened score) and the draw (>= 1: a
-    # confirmation draw). 1.0 and 0 for an ordinary evaluation.
-    fidelity: float = 1.0
-    draw: int = 0
-
-    @property
-    def swa_units(self) -> int:
-        return sum(self.mask)
-
-
-class _ResultHandle:
-    """Owns a bosch_result snapshot (freed when garbage-collected)."""
-
-    __slots__ = ("h",)
-
-    def __init__(self, h):
-        self.h = h
-
-    # One owner per C snapshot: copies share it, pickles drop it.
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
-
-    def __reduce__(self):
-        return (_ResultHandle, (None,))
-
-    def __del__(self):
-        h, self.h = self.h, None
-        if h:
-            try:
-                lib.bosch_result_free(h)
-            except Exception:  # interpreter shutdown
-                pass
-
-
-@dataclass
-class Result:
-    """Snapshot of the best mask and the run's statistics (bosch_get_result).
-
-    ``status`` is BOSCH_OK (0) while running, else the positive stop reason or
-    the negative error that ended the run; ``status_name`` its symbolic name.
-    When ``feasible`` is False the mask is the best of any kind (or all-full)
-    and the scores are NaN.
-    """
-    status: int
-    status_name: str
-    feasible: bool
-    units: int
-    layers: int
-    mask: list[int]
-    head_mask: list[int]
-    score: float               # raw S(z)
-    normalized_score: float    # S^(z)
-    objective: float           # S^ - alpha * (ratio - rho)^2
-    anchors: tuple[float, float]  # (S_full, S_allSWA)
-    ratio: float
-    layer_ratios: list[float]
-    evaluations: dict[str, int]   # per stage name
-    total_evaluations: int
-    history: list[HistoryRecord]
-    # Evaluations answered from a resumed journal (counted above too). Not
-    # compared: a resumed run equals an uninterrupted one.
-    replayed: int = field(default=0, compare=False)
-    # Confirmation draws (option "confirm") averaged into `score` (0: confirm
-    # off, or the run ended before confirming).
-    confirmations: int = 0
-    # Standard error of that mean (sd / sqrt(n)); NaN below 2 draws. Not
-    # compared (NaN != NaN): it follows from the history's draws, which are.
-    score_stderr: float = field(default=math.nan, compare=False)
-    # The raw score the search itself saw for the mask (its draw 0; equals
-    # `score` without confirmation draws).
-    search_score: float = math.nan
-    # Budget spent in full-evaluation equivalents (a fidelity-f evaluation
-    # counts f; equals total_evaluations without screening).
-    cost: float = 0.0
-    _handle: _ResultHandle | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def ok(self) -> bool:
-        return self.status >= 0
-
-    @property
-    def swa_units(self) -> int:
-        return sum(self.mask)
-
-    @property
-    def stop_reason(self) -> StopReason | None:
-        return StopReason(self.status) if self.status in StopReason._value2member_map_ else None
-
-    def __repr__(self) -> str:
-        # A summary: the history (every record with its mask) is in
-        # .history; printing it all made print(result) of a 300-evaluation
-        # search 200 KB long.
-        score = ("score=%.6g (normalised %.6g)" % (self.score, self.normalized_score)
-                 if self.feasible else "infeasible")
-        return ("bosch.Result(%s, %s, swa_units=%d/%d, ratio=%.4f, evaluations=%d, "
-                "history=%d records)" % (self.status_name, score, self.swa_units, self.units,
-                                         self.ratio, self.total_evaluations, len(self.history)))
-
-    def kv_saving(self, context: int, window: int, sink: int = 0) -> float:
-        """Estimated KV-cache saving of the mask (fraction of the full cache)."""
-        if self._handle is not None and self._handle.h:
-            return lib.bosch_result_kv_saving(self._handle.h, int(context), int(window),
-                                              int(sink))
-        return kv_saving(self.ratio, context, window, sink)
-
-    def write_history(self, path) -> None:
-        """Write the evaluation history as JSON Lines (bosch_result_write_history)."""
-        if self._handle is None or not self._handle.h:
-            raise ValueError("this Result has no library snapshot to write from")
-        import os
-        p = os.fsencode(os.fspath(path))
-        check_status(lib.bosch_result_write_history(self._handle.h, p))
-
-
-def _read_result(rh: _ResultHandle, query_heads: int, with_history: bool = True) -> Result:
-    h = rh.h
-    st = lib.bosch_result_status(h)
-    units = lib.bosch_result_units(h)
-    layers = lib.bosch_result_layers(h)
-    buf = (ctypes.c_uint8 * units)()
-    check_status(lib.bosch_result_mask(h, buf, units))
-    hbuf = (ctypes.c_uint8 * query_heads)()
-    check_status(lib.bosch_result_head_mask(h, hbuf, query_heads))
-    lr = (ctypes.c_double * layers)()
-    check_status(lib.bosch_result_layer_ratios(h, lr, layers))
-    history = []
-    if with_history:
-        n = lib.bosch_result_history_size(h)
-        mbuf = (ctypes.c_uint8 * units)()
-        score = ctypes.c_double()
-        stage = ctypes.c_int()
-        fid = ctypes.c_double()
-        draw = ctypes.c_uint32()
-        for i in range(n):
-            check_status(lib.bosch_result_history_entry(h, i, mbuf, ctypes.byref(score),
-                                                        ctypes.byref(stage)))
-            check_status(lib.bosch_result_history_request(h, i, ctypes.byref(fid),
-                                                          ctypes.byref(draw)))
-            history.append(HistoryRecord(index=i, stage=stage.value,
-                                         stage_name=stage_name(stage.value), score=score.value,
-                                         mask=buffer_to_list(mbuf),
-                                         wall_s=lib.bosch_result_history_wall(h, i),
-                                         fidelity=fid.value, draw=draw.value))
-    return Result(
-        status=st, status_name=err_name(st), feasible=bool(lib.bosch_result_feasible(h)),
-        units=units, layers=layers, mask=buffer_to_list(buf), head_mask=buffer_to_list(hbuf),
-        score=lib.bosch_result_score(h), normalized_score=lib.bosch_result_normalized_score(h),
-        objective=lib.bosch_result_objective(h),
-        anchors=(lib.bosch_result_anchor(h, 0), lib.bosch_result_anchor(h, 1)),
-        ratio=lib.bosch_result_ratio(h), layer_ratios=list(lr),
-        evaluations={STAGES[s]: lib.bosch_result_evaluations(h, s) for s in range(len(STAGES))},
-        total_evaluations=lib.bosch_result_evaluations(h, -1), history=history,
-        replayed=lib.bosch_result_replayed(h),
-        confirmations=lib.bosch_result_confirmations(h),
-        score_stderr=lib.bosch_result_score_stderr(h),
-        search_score=lib.bosch_result_search_score(h), cost=lib.bosch_result_cost(h),
-        _handle=rh)
-
-
-def _read_progress(p, units: int = 0) -> Progress:
-    n = lib.bosch_progress_layers(p)
-    lr = (ctypes.c_double * n)()
-    if n:
-        check_status(lib.bosch_progress_layer_ratios(p, lr, n))
-    st = lib.bosch_progress_stage(p)
-    working = best = None
-    if units:
-        buf = (ctypes.c_uint8 * units)()
-        if lib.bosch_progress_working_mask(p, buf, units) == 0:
-            working = bytes(buf)
-        if lib.bosch_progress_best_mask(p, buf, units) == 0:
-            best = bytes(buf)
-    return Progress(stage=st, stage_name=stage_name(st),
-                    evaluations=lib.bosch_progress_evaluations(p),
-                    budget=lib.bosch_progress_budget(p),
-                    best_score=lib.bosch_progress_best_score(p), layer_ratios=list(lr),
-                    elapsed=lib.bosch_progress_elapsed(p), rate=lib.bosch_progress_rate(p),
-                    eta=lib.bosch_progress_eta(p), replayed=lib.bosch_progress_replayed(p),
-                    working_mask=working, best_mask=best)
-
-
-# ----------------------------------------------------------------------------
-# Callback plumbing
-# ----------------------------------------------------------------------------
-class _CallbackState:
-    """Shared by the trampolines of one optimizer. Holds the first Python
-    exception raised inside a callback until the C call returns. Trampolines
-    reference this object, not the Optimizer (no reference cycle).
-
-    With ``threads`` > 1 the library calls evaluators from its worker
-    threads (ctypes takes the GIL for each call): ``capture`` is locked, so
-    the first exception of any thread is kept and re-raised by the thread
-    that called into C."""
-
-    def __init__(self):
-        self.handle = None
-        self.exc: BaseException | None = None
-        self.lock = threading.Lock()
-
-    def capture(self, exc: BaseException, stop: bool) -> None:
-        with self.lock:
-            if self.exc is None:
-                self.exc = exc
-        if stop and self.handle:
-            lib.bosch_force_stop(self.handle)
-
-    def take(self) -> BaseException | None:
-        with self.lock:
-            exc, self.exc = self.exc, None
-        return exc
-
-
-def _make_eval(fn, state: _CallbackState):
-    string_at = ctypes.string_at
-
-    def trampoline(mask, units, score, user):
-        try:
-            score[0] = float(fn(string_at(mask, units)))
-            return 0
-        except BaseException as exc:  # must never propagate into C
-            state.capture(exc, stop=False)
-            return PYTHON_EXCEPTION_STATUS
-
-    return EVAL_FN(trampoline)
-
-
-def _score_batch(masks, n, units, scores, call, what):
-    """Splits C's `n` masks of `units` bytes, scores them with `call(batch)`
-    and writes the n scores back (ValueError naming `what` otherwise)."""
-    raw = ctypes.string_at(masks, n * units) if n else b""
-    batch = [raw[i * units:(i + 1) * units] for i in range(n)]
-    values = [float(v) for v in call(batch)]
-    if len(values) != n:
-        raise ValueError(f"{what} returned {len(values)} scores for {n} masks")
-    for i, v in enumerate(values):
-        scores[i] = v
-
-
-def _make_batch_eval(fn, state: _CallbackState):
-    def trampoline(masks, n, units, scores, user):
-        try:
-            _score_batch(masks, n, units, scores, fn, "batch evaluator")
-            return 0
-        except BaseException as exc:
-            state.capture(exc, stop=False)
-            return PYTHON_EXCEPTION_STATUS
-
-    return BATCH_EVAL_FN(trampoline)
-
-
-def _make_request_eval(fn, state: _CallbackState):
-    string_at = ctypes.string_at
-
-    def trampoline(mask, units, fidelity, draw, score, user):
-        try:
-            score[0] = float(fn(string_at(mask, units), fidelity, draw))
-            return 0
-        except BaseException as exc:  # must never propagate into C
-            state.capture(exc, stop=False)
-            return PYTHON_EXCEPTION_STATUS
-
-    return REQUEST_EVAL_FN(trampoline)
-
-
-def _make_request_batch_eval(fn, state: _CallbackState):
-    def trampoline(masks, fidelity, draws, n, units, scores, user):
-        try:
-            _score_batch(masks, n, units, scores,
-                         lambda batch: fn(batch, fidelity[:n], draws[:n]),
-                         "request batch evaluator")
-            return 0
-        except BaseException as exc:
-            state.capture(exc, stop=False)
-            return PYTHON_EXCEPTION_STATUS
-
-    return REQUEST_BATCH_EVAL_FN(trampoline)
-
-
-def _make_progress(fn, state: _CallbackState, units: int = 0):
-    def trampoline(p, user):
-        try:
-            fn(_read_progress(p, units))
-        except BaseException as exc:
-            state.capture(exc, stop=True)
-
-    return PROGRESS_FN(trampoline)
-
-
-def _make_log(fn, state: _CallbackState):
-    if isinstance(fn, logging.Logger):
-        logger = fn
-
-        def fn(level, msg):  # noqa: F811 - adapter
-            logger.log(_PY_LOG_LEVELS.get(level, logging.INFO), "%s", msg)
-
-    def trampoline(level, msg, user):
-        try:
-            fn(level, msg.decode("utf-8", errors="replace") if msg is not None else "")
-        except BaseException as exc:
-            state.capture(exc, stop=True)
-
-    return LOG_FN(trampoline)
-
-
-def _format_option(value) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, Variant):
-        return variant_name(value)
-    if isinstance(value, enum.Enum):
-        value = value.value
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, (int, str)):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.decode()
-    if isinstance(value, os.PathLike):
-        return os.fsdecode(os.fspath(value))
-    raise TypeError(f"option value of type {type(value).__name__} is not supported")
-
 
 _JOURNAL_MODES = {"create": JournalMode.CREATE, "resume": JournalMode.RESUME,
                   "auto": JournalMode.AUTO}
@@ -460,56 +57,16 @@ _STRATEGY_OPTIONS = {"strategy": -1, "probe_strategy": int(Stage.PROBE),
                      "group_strategy": int(Stage.GROUP)}
 
 
-# ----------------------------------------------------------------------------
-# Optimizer
-# ----------------------------------------------------------------------------
-OPTION_UINT, OPTION_DOUBLE, OPTION_BOOL, OPTION_CHOICE, OPTION_STRATEGY, OPTION_PATH = range(6)
-_OPTION_TYPE_NAMES = ("uint", "double", "bool", "choice", "strategy", "path")
 
 
-@dataclass(frozen=True)
-class OptionInfo:
-    """One row of the library's option table (bosch_option_*): ``type`` is
-    "uint", "double", "bool", "choice", "strategy" or "path"; ``range`` the
-    inclusive bounds of numeric and bool options (else None); ``choices``
-    the values of choice and bool options (else None)."""
-    name: str
-    type: str
-    doc: str
-    default: str
-    range: tuple[float, float] | None
-    choices: tuple[str, ...] | None
-
-
-def options() -> list[OptionInfo]:
-    """The options of :meth:`Optimizer.set_option`, in the library's table order."""
-    out = []
-    for i in range(lib.bosch_option_count()):
-        name = lib.bosch_option_name(i)
-        kind = lib.bosch_option_type(name)
-        lo, hi = ctypes.c_double(0), ctypes.c_double(0)
-        rng = (lo.value, hi.value) if lib.bosch_option_range(
-            name, ctypes.byref(lo), ctypes.byref(hi)) == 0 else None
-        choices = lib.bosch_option_choices(name)
-        kind_name = _OPTION_TYPE_NAMES[kind] if 0 <= kind < 6 else str(kind)
-        out.append(OptionInfo(text(name), kind_name, text(lib.bosch_option_doc(name)),
-                              text(lib.bosch_option_default(name)), rng,
-                              tuple(text(choices).split("|")) if choices else None))
-    return out
-
-
-class Optimizer:
+class Optimizer(Handle):
     """The BOSCH search on a copy of `problem`.
 
-    Keyword options are applied in order through :meth:`set_option` (names of
-    bosch_set_option: seed, budget, probe_budget, group_budget,
-    probe_fraction, polish_fraction, time_limit, alpha, group_cap,
-    batch_size, ratio_spread, threads, journal (a path, mode 'auto'; None
-    disables it), journal_sync, raw_scores, anchor_tolerance, confirm, confirm_top,
-    screen_fidelity, sweep_pairs, sweep_gap, variant, strategy, probe_strategy,
-    group_strategy),
-    plus ``anchors=(s_full, s_allswa)``. Strategy options
-    also accept a :class:`bosch.Strategy` object (or None for the default).
+    Keyword options are applied in order through :meth:`set_option` (the
+    library's options, listed below from its table; ``journal`` is a path,
+    mode 'auto', None disables it), plus ``anchors=(s_full, s_allswa)``.
+    Strategy options also accept a :class:`bosch.Strategy` object (or None
+    for the default).
 
     ``threads=N`` evaluates up to N candidates of a batch at once; a Python
     evaluator runs concurrently only when declared thread-safe
@@ -541,14 +98,15 @@ class Optimizer:
     returns; the best-so-far result stays available through :meth:`result`.
     """
 
+    _kind = "optimizer"
+
     def __init__(self, problem: Problem, **options):
         if not isinstance(problem, Problem):
             raise TypeError("problem must be a bosch.Problem")
-        self._h = None
         h = lib.bosch_optimizer_create(problem._handle)
         if not h:
             raise error_for_status(ErrorCode.E_NOMEM, "bosch_optimizer_create failed")
-        self._h = h
+        super().__init__(h)
         self._state = _CallbackState()
         self._state.handle = h
         self._units = problem.n_units
@@ -561,42 +119,21 @@ class Optimizer:
         for name, value in options.items():
             self.set_option(name, value)
 
-    # -- lifetime -------------------------------------------------------------
-    def close(self) -> None:
-        """Destroy the C optimizer (also done by garbage collection)."""
-        h, self._h = getattr(self, "_h", None), None
-        if h:
-            state = getattr(self, "_state", None)
-            if state is not None:
-                state.handle = None
-            lib.bosch_optimizer_free(h)
+    # -- lifetime (close, with, garbage collection: the Handle base) ------------
+    def _free(self, h) -> None:
+        state = getattr(self, "_state", None)
+        if state is not None:
+            state.handle = None
+        lib.bosch_optimizer_free(h)
         # Only now may the callbacks be released.
         keep = getattr(self, "_keep", None)
         if keep is not None:
             keep.clear()
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def __repr__(self) -> str:
         state = "closed" if not self._h else (
             f"status={err_name(self._status)}" if self._status else "not finished")
         return f"<bosch.Optimizer units={self._units} layers={self._layers} {state}>"
-
-    @property
-    def _handle(self):
-        if not self._h:
-            raise ValueError("the optimizer has been closed")
-        return self._h
 
     def _last_error(self) -> str:
         return text(lib.bosch_optimizer_last_error(self._h)) if self._h else ""
@@ -1111,3 +648,5 @@ def _stage_code(stage) -> int:
             raise ValueError(f"unknown stage {stage!r}") from None
     return int(stage)
 
+
+install_option_properties(Optimizer)
