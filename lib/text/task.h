@@ -15,4 +15,7 @@ int text_task_add(bosch_text_task *t, const char *text,
                   const char *const *answers, size_t n_answers, const char *answer_prefix,
                   uint32_t max_new_tokens);
 
+/* "system", "user" or "assistant". */
+int text_known_role(const char *r);
+
 #endif
