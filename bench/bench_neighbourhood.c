@@ -15,7 +15,7 @@
  * gain (SWA -> full) paired in order with those of least cost (full ->
  * SWA), each pair applied and evaluated, undone when it does not gain (its
  * full unit then tried with the next SWA unit), at most K of them. A
- * prototype of a stage the library does not have (docs/benchmarks.md).
+ * prototype of a stage the library does not have (docs/benchmarks-history.md).
  *
  *   bench_neighbourhood [--family circuits] [--shape 28x8|36x8] [--rho 0.5]
  *                       [--budgets 500,1500] [--seed-base 1001] [--seeds 5]

@@ -49,7 +49,7 @@ static const char *const mnames[N_METHODS] = {"libbosch default", "annealing (sw
 #define FIRST_PEER M_SA
 #define LAST_PEER M_EVO
 
-/* Peer settings (tuned with --tune on seeds 1001..1003, see docs/benchmarks.md). */
+/* Peer settings (tuned with --tune on seeds 1001..1003, see docs/benchmarks-history.md). */
 static double sa_tau0 = 0.3, sa_tau1 = 0.003;
 static unsigned evo_lambda = 8;
 

@@ -3,7 +3,7 @@
  * thread pools of the forward (libgomp's and OpenBLAS's) sleeping when idle
  * instead of spinning. On 2 cores with the pools spinning against each
  * other, two libtorch threads made the 0.6B-shaped forward 1.6x slower than
- * one; with both sleeping they are ~10% faster (docs/benchmarks.md).
+ * one; with both sleeping they are ~10% faster (docs/benchmarks-history.md).
  *
  * Only the environment sets the wait policies, and libgomp and OpenBLAS read
  * it when they load, before main(): so the command re-executes itself once

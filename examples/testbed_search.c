@@ -26,6 +26,9 @@
  * Exit codes: 0 the search ended (done or budget reached), 3 stopped (signal
  * or time limit), 1 error, 2 bad command line.
  */
+/* The testbed is libbosch's experimental tier (docs/abi.md): not covered by
+ * the ABI promise, visible with this define. */
+#define BOSCH_EXPERIMENTAL_API 1
 #include <bosch/bosch.h>
 #include <bosch/testbed.h>
 

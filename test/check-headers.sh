@@ -15,6 +15,7 @@ for h in "$inc"/bosch/*.h; do
     [ -f "$h" ] || continue
     found=1
     name=bosch/$(basename "$h")
+    [ "$name" = bosch/testbed.h ] && continue # experimental tier only (below)
     if ! printf '#include <%s>\nint bosch_header_check_dummy;\n' "$name" |
         "$cc" -std=c99 -Wall -Wextra -pedantic -Werror -fsyntax-only -I"$inc" -x c - ; then
         echo "FAIL (C99): $name"
@@ -32,6 +33,31 @@ for h in "$inc"/bosch/*.h; do
         fi
     fi
 done
+
+# The experimental tier (docs/abi.md): each header compiles with
+# BOSCH_EXPERIMENTAL_API defined too; without it <bosch/testbed.h> refuses
+# to compile and the other headers declare nothing of the tier.
+for h in "$inc"/bosch/*.h; do
+    name=bosch/$(basename "$h")
+    if ! printf '#define BOSCH_EXPERIMENTAL_API 1\n#include <%s>\nint bosch_header_check_dummy;\n' \
+        "$name" | "$cc" -std=c99 -Wall -Wextra -pedantic -Werror -fsyntax-only -I"$inc" -x c - ; then
+        echo "FAIL (C99, experimental tier): $name"
+        status=1
+    fi
+done
+if printf '#include <bosch/testbed.h>\n' |
+    "$cc" -std=c99 -fsyntax-only -I"$inc" -x c - 2>/dev/null; then
+    echo "FAIL: <bosch/testbed.h> compiles without BOSCH_EXPERIMENTAL_API"
+    status=1
+fi
+for sym in bosch_strategy_solve bosch_subproblem_create bosch_torch_model_load; do
+    if printf '#include <bosch/bosch.h>\n#include <bosch/torch.h>\nvoid *p = (void *)%s;\n' "$sym" |
+        "$cc" -std=c99 -fsyntax-only -I"$inc" -x c - 2>/dev/null; then
+        echo "FAIL: $sym is declared without BOSCH_EXPERIMENTAL_API"
+        status=1
+    fi
+done
+echo "ok: the experimental tier only with BOSCH_EXPERIMENTAL_API"
 
 if [ "$found" = 0 ]; then
     echo "no headers found under $inc/bosch"

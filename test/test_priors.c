@@ -207,7 +207,7 @@ static double qubo_run(uint64_t seed, int with_priors, uint64_t budget)
 }
 
 /* Ablation priors lift the default at a small budget (the bench_peers
- * figure in docs/benchmarks.md), on every one of a few seeds' mean. */
+ * figure in docs/benchmarks-history.md), on every one of a few seeds' mean. */
 START_TEST(priors_lift_the_default)
 {
     double with = 0.0, without = 0.0;

@@ -897,7 +897,7 @@ END_TEST
  * groups, target 6, 924 feasible masks) when its stage-3 polish may spend
  * enough to cover the whole feasible set ("auto" then enumerates it). At
  * small budgets the per-layer counts guessed by stage 2 can keep it off the
- * optimum; docs/benchmarks.md compares it with random search there. */
+ * optimum; docs/benchmarks-history.md compares it with random search there. */
 START_TEST(bosch_reaches_optimum)
 {
     bosch_problem *p = bosch_problem_create(3, 4, 1);

@@ -103,7 +103,7 @@ BOSCH_API int bosch_set_group_cap(bosch_optimizer *opt, uint32_t units);
 /* Most candidates a strategy proposes at once, i.e. the size of an ask batch
  * (default 4, 1..4096). Part of the algorithm: changing it changes results.
  * Smaller batches let the search move after fewer evaluations (better
- * quality per evaluation, docs/benchmarks.md); larger ones give a host more
+ * quality per evaluation, docs/benchmarks-history.md); larger ones give a host more
  * candidates to evaluate in parallel. */
 BOSCH_API int bosch_set_batch_size(bosch_optimizer *opt, uint32_t candidates);
 /* Largest move of layer ratios away from rho according to their probe drop

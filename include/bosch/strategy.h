@@ -136,6 +136,11 @@ BOSCH_API int bosch_subproblem_repair(const bosch_subproblem *sp, uint8_t *x,
 /* ------------------------------------------------------------------------ */
 /* Standalone harness: run one strategy on a problem of your own             */
 /* ------------------------------------------------------------------------ */
+/* EXPERIMENTAL TIER (docs/abi.md): not covered by the ABI promise, visible
+ * only with BOSCH_EXPERIMENTAL_API defined; its symbols are in the version
+ * node LIBBOSCH_EXPERIMENTAL_0. */
+#if defined(BOSCH_EXPERIMENTAL_API) && !defined(BOSCH_STRATEGY_H_EXPERIMENTAL)
+#define BOSCH_STRATEGY_H_EXPERIMENTAL
 /* block_of[v] < n_blocks for every variable; counts[b] <= size of block b.
  * Returns NULL on inconsistent arguments. */
 BOSCH_API bosch_subproblem *bosch_subproblem_create(size_t n_vars, size_t n_blocks,
@@ -162,6 +167,7 @@ BOSCH_API int bosch_strategy_solve(const bosch_strategy *s, bosch_subproblem *sp
                                    bosch_objective_fn f, void *user, uint64_t budget,
                                    uint32_t batch, uint8_t *best_x, double *best_value,
                                    uint64_t *evaluations);
+#endif /* BOSCH_EXPERIMENTAL_API */
 
 #ifdef __cplusplus
 }

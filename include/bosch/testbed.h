@@ -30,9 +30,17 @@
  * Thread safety: scoring functions only read the landscape and may be
  * called from many threads at once; setters may not run concurrently with
  * anything else on the same testbed.
+ *
+ * EXPERIMENTAL TIER (docs/abi.md): not covered by the ABI promise; it may
+ * change or go in any release. Define BOSCH_EXPERIMENTAL_API before
+ * including it; its symbols are in the version node LIBBOSCH_EXPERIMENTAL_0.
  */
 #ifndef BOSCH_TESTBED_H
 #define BOSCH_TESTBED_H
+
+#ifndef BOSCH_EXPERIMENTAL_API
+#error "<bosch/testbed.h> is the experimental tier: define BOSCH_EXPERIMENTAL_API (docs/abi.md)"
+#endif
 
 #include "bosch/bosch.h"
 

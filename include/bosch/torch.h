@@ -442,6 +442,11 @@ BOSCH_TORCH_API int bosch_torch_model_scores(bosch_torch_model *m, const bosch_t
 /* ------------------------------------------------------------------------ */
 /* Pre-1.0 names, kept until 1.0                                             */
 /* ------------------------------------------------------------------------ */
+/* EXPERIMENTAL TIER (docs/abi.md): deprecated and not promised; visible only
+ * with BOSCH_EXPERIMENTAL_API defined, symbols in the version node
+ * LIBBOSCH_TORCH_EXPERIMENTAL_0. */
+#if defined(BOSCH_EXPERIMENTAL_API) && !defined(BOSCH_TORCH_H_EXPERIMENTAL)
+#define BOSCH_TORCH_H_EXPERIMENTAL
 /* Each returns a status, sets *out (NULL on failure) where it has one, and
  * writes a NUL-terminated message into `err` (err_len bytes, truncated;
  * may be NULL): the reason on failure (the text of the replacement's
@@ -468,6 +473,7 @@ bosch_torch_evaluator_create(bosch_torch_model *m, const bosch_torch_task *t, ui
 BOSCH_TORCH_API BOSCH_TORCH_DEPRECATED("bosch_torch_model_scores") int bosch_torch_scores(
     bosch_torch_model *m, const bosch_torch_task *t, int scorer, uint32_t window, uint32_t sink,
     double *head_scores, double *unit_scores, char *err, size_t err_len);
+#endif /* BOSCH_EXPERIMENTAL_API */
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@
  * undone when they do not gain. Where the landscape is not locally
  * additive (the polish still climbs) the sweep would waste its budget, so
  * it runs only when the median gap of the last quarter of the evaluations
- * to the best is below sweep_gap (docs/benchmarks.md measured both). */
+ * to the best is below sweep_gap (docs/benchmarks-history.md measured both). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +70,7 @@ int lns_sweep_due(lns *m)
      * too short or still climbing at the first may be ready at the second.
      * Under screening only the second: the full scores the test reads are
      * then the screen's survivors, close to the best by selection, and the
-     * earlier test took budget the polish uses better (docs/benchmarks.md). */
+     * earlier test took budget the polish uses better (docs/benchmarks-history.md). */
     if (sw->checked == 0 && m->cfg.screen_fidelity < 1.0)
         sw->checked = 1;
     if (left > n + (sw->checked == 0 ? 2 * k : k))

@@ -16,7 +16,7 @@
  * Exchanges predicted to gain are scored one at a time, kept when they
  * gain; rounds go on down the SWA units while the budget lasts. On a
  * landscape without such units (no excess) a round costs its probes and
- * changes nothing. Measured in docs/benchmarks.md, "Result with the
+ * changes nothing. Measured in docs/benchmarks-history.md, "Result with the
  * substitute probe". */
 #include <math.h>
 #include <stdlib.h>

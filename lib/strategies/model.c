@@ -27,7 +27,7 @@
 #include "strategies/builtin.h"
 
 /* Settings chosen with bench/bench_peers on landscape seeds 1001..1005
- * (docs/benchmarks.md); the reported runs use seeds 1..5. */
+ * (docs/benchmarks-history.md); the reported runs use seeds 1..5. */
 #define MODEL_DENSE_MAX 1024
 #define MODEL_PRIOR_VAR 10.0 /* prior variance of each weight: almost no shrinkage */
 #define MODEL_FORGET 0.99    /* older points weigh less: a model of the current region */

@@ -316,7 +316,8 @@ class SolveResult:
 def solve_subproblem(strategy, block_of, counts, objective, budget: int, batch: int = 8,
                      seed: int = 0, start=None, start_value: float | None = None,
                      prior=None) -> SolveResult:
-    """Run one strategy on a standalone subproblem (bosch_strategy_solve).
+    """Run one strategy on a standalone subproblem (bosch_strategy_solve;
+    the experimental tier of docs/abi.md: not covered by the ABI promise).
 
     `block_of[v]` is the block of variable v, `counts[b]` the exact number of
     ones of block b, `objective(x: bytes) -> float` (higher is better).

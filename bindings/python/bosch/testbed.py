@@ -1,4 +1,7 @@
-"""bosch.Testbed: synthetic head-selection landscapes (testbed.h)."""
+"""bosch.Testbed: synthetic head-selection landscapes (testbed.h).
+
+Experimental tier (docs/abi.md): not covered by the ABI promise; it may
+change or go in any release."""
 
 from __future__ import annotations
 

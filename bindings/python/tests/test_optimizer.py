@@ -647,7 +647,7 @@ def test_mask_type_of_ask_and_result(problem, make_opt):
 # which ceil(T/G) whole layers become SWA and repairs each candidate to
 # exactly T units, the surplus leaving the lowest-indexed units first. A
 # target that is not a multiple of kv_groups once gave off-target masks
-# flagged feasible (docs/benchmarks.md, "Library issues found", fixed in
+# flagged feasible (docs/benchmarks-history.md, "Library issues found", fixed in
 # a408557); these shapes have such targets (28 of 7x8, 5 of 3x3, 3 of 3x8).
 @pytest.mark.parametrize("shape", [(7, 8, 0.5), (3, 3, 0.5), (3, 8, 0.125)])
 def test_layer_level_exact_target(shape):
