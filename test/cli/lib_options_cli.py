@@ -29,6 +29,7 @@ def main():
                          check=True).stdout
     flat = " ".join(out.split())
     failures = []
+    given = []
     if "--seed S" not in flat:
         failures.append("--seed missing from search --help")
     for raw in names:
@@ -44,10 +45,10 @@ def main():
         shown = f"(default {default or 'none'})"
         if not m.group(1).endswith(shown):
             failures.append(f"{dashed}: help says {m.group(1)!r}, not ending {shown!r}")
-        r = subprocess.run([bosch, "search", dashed, default, "--help"], capture_output=True,
-                           text=True)
-        if r.returncode != 0:
-            failures.append(f"{dashed} {default!r}: exit {r.returncode}: {r.stderr.strip()}")
+        given += [dashed, default]
+    r = subprocess.run([bosch, "search"] + given + ["--help"], capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append(f"every option at its default: exit {r.returncode}: {r.stderr.strip()}")
     for f in failures:
         print("FAIL", f)
     print(f"{len(names)} library options, {len(failures)} failures")
