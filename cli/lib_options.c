@@ -7,7 +7,8 @@
 #include <string.h>
 
 /* Room for the library's table; options past it are not offered (the
- * table holds 25 today, and lib_options_test checks every one is). */
+ * table holds 25 today, and test/cli/lib_options_cli.py checks every one
+ * is). */
 #define MAX_LIB 64
 
 static char spelled[MAX_LIB][40]; /* "time-limit" for "time_limit" */
@@ -89,13 +90,22 @@ static const char *table_name(int id)
     return k < n_offered ? bosch_option_name(table_index[k]) : NULL;
 }
 
+/* The index of `name` among the options given, or n_lib. */
+static size_t given_index(const struct settings *s, const char *name)
+{
+    size_t i = 0;
+    while (i < s->n_lib && strcmp(s->lib[i].name, name))
+        i++;
+    return i;
+}
+
 static void record(struct settings *s, const char *name, const char *value)
 {
-    for (size_t i = 0; i < s->n_lib; i++)
-        if (!strcmp(s->lib[i].name, name)) {
-            s->lib[i].value = value;
-            return;
-        }
+    size_t i = given_index(s, name);
+    if (i < s->n_lib) {
+        s->lib[i].value = value; /* a later value wins */
+        return;
+    }
     if (s->n_lib < sizeof s->lib / sizeof s->lib[0]) {
         s->lib[s->n_lib].name = name;
         s->lib[s->n_lib++].value = value;
@@ -130,10 +140,8 @@ const char *lib_option_apply(struct settings *s, int id, const char *arg)
 
 const char *lib_option_given(const struct settings *s, const char *name)
 {
-    for (size_t i = 0; i < s->n_lib; i++)
-        if (!strcmp(s->lib[i].name, name))
-            return s->lib[i].value;
-    return NULL;
+    size_t i = given_index(s, name);
+    return i < s->n_lib ? s->lib[i].value : NULL;
 }
 
 void lib_option_suggest(struct settings *s, const char *name, const char *value)

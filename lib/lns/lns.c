@@ -2,11 +2,7 @@
  * (next / tell) run through the step table, the best record, and what the
  * session may read. The steps are the stages' (stage.h); what they share
  * is below them (batch.h, state.h). */
-#include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/bitset.h"
 #include "lns/batch.h"

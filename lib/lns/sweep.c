@@ -168,8 +168,7 @@ static int sweep_begin(lns *m)
     sw->swa = malloc(n * sizeof *sw->swa);
     sw->full = malloc(n * sizeof *sw->full);
     sw->mask = malloc(p->units);
-    if (!sw->gain || !sw->slot || !sw->unit || !sw->swa || !sw->full ||
-        !sw->mask)
+    if (!sw->gain || !sw->slot || !sw->unit || !sw->swa || !sw->full || !sw->mask)
         return lns_fail(m, BOSCH_E_NOMEM, "out of memory");
     sw->n = 0;
     for (size_t u = 0; u < p->units; u++)
