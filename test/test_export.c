@@ -549,6 +549,17 @@ START_TEST(hf_errors)
     ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "missing.json"));
     ck_assert_int_eq(bosch_selection_export_hf(s, scratch_dir(), scratch_path("o.json")),
                      BOSCH_E_IO);
+    /* A source over 64 MiB is no config.json (util_read_file's cap): refused
+     * by its size, nothing written. A sparse file: no disk is used. */
+    const char *huge = scratch_path("huge.json");
+    FILE *hf = fopen(huge, "wb");
+    ck_assert_ptr_nonnull(hf);
+    ck_assert_int_eq(ftruncate(fileno(hf), ((off_t)64 << 20) + 1), 0);
+    fclose(hf);
+    ck_assert_int_eq(bosch_selection_export_hf(s, huge, scratch_path("o.json")), BOSCH_E_CORRUPT);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "larger than"));
+    ck_assert_int_eq(access(scratch_path("o.json"), F_OK), -1);
+    ck_assert_int_eq(unlink(huge), 0);
     /* Output that cannot be written, or replaced: no temporary left. */
     ck_assert_int_eq(bosch_selection_export_hf(s, src, scratch_path("no/dir/o.json")), BOSCH_E_IO);
     const char *dir = scratch_path("hf-blocked");
