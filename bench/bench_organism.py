@@ -86,14 +86,14 @@ def main():
                          "is no better than SWA)")
     a = ap.parse_args()
     model_dir = a.model or backend.organism_dir()
-    d = backend.model_defaults(model_dir)
-    window, sink, metric = d.get("window", 32), d.get("sink", 4), d.get("metric", "logprob")
-    task_path = os.path.join(model_dir, d.get("calib", "calib.jsonl"))
     if a.threads:
         backend.set_threads(a.threads)
 
-    with backend.Model(model_dir, device="cpu") as model, \
-            backend.Task.read_jsonl(task_path) as task:
+    # The directory as the bosch command opens it: bosch.json's settings and calib task.
+    with backend.Checkpoint.open(model_dir, device="cpu") as ck:
+        model, task, task_path = ck.model, ck.task, ck.task_source
+        d = ck.suggested
+        window, sink, metric = d.get("window", 32), d.get("sink", 4), d.get("metric", "logprob")
         # The masks of a real search, in the batches it asked for.
         batches = []
         with backend.Evaluator(model, task, window=window, sink=sink, metric=metric) as ev:

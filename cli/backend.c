@@ -2,7 +2,8 @@
  * calls bosch_torch_* functions. */
 #include "backend.h"
 
-#include <json-c/json.h>
+#include "lib_options.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,39 +22,7 @@ void backend_free(struct backend *b)
     free(b->reference);
     b->reference = NULL;
     bosch_torch_evaluator_free(b->e);
-    bosch_torch_task_free(b->t);
-    bosch_tokenizer_free(b->tok); /* after the task, which borrows it */
-    bosch_torch_model_free(b->m);
-}
-
-/* Why the last libbosch-text creator failed, without its "function: ". */
-static const char *text_reason(void)
-{
-    const char *e = bosch_text_create_error();
-    const char *c = strstr(e, ": ");
-    return *e ? (c ? c + 2 : e) : bosch_strerror(bosch_text_create_status());
-}
-
-/* --tokenizer, else the model's tokenizer.json when there is one. A given
- * file that cannot be read is an error; a missing default is not (the
- * tasks that need a tokenizer say so). */
-static int open_tokenizer(const struct settings *s, struct backend *b)
-{
-    char path[4096];
-    const char *p = s->tokenizer;
-    if (!p) {
-        snprintf(path, sizeof path, "%s/tokenizer.json", b->dir);
-        FILE *f = fopen(path, "rb");
-        if (!f)
-            return 0;
-        fclose(f);
-        p = path;
-    }
-    if (!(b->tok = bosch_tokenizer_open(p))) {
-        errorf("tokenizer %s: %s", p, text_reason());
-        return EXIT_ERROR;
-    }
-    return 0;
+    bosch_torch_checkpoint_free(b->ck); /* the model and task the evaluator held */
 }
 
 int is_ruler_task(const char *task)
@@ -61,219 +30,73 @@ int is_ruler_task(const char *task)
     return task && !strncmp(task, "ruler:", 6);
 }
 
-/* Whether a JSONL task file holds text: its first non-blank line has a
- * "text" or "messages" key (the id format has "prompt"). */
-static int is_text_jsonl(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0; /* the id reader reports the file */
-    char line[65536];
-    int text = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strspn(line, " \t\r\n") == strlen(line))
-            continue;
-        text = (strstr(line, "\"text\"") || strstr(line, "\"messages\"")) && !strstr(line, "\"prompt\"");
-        break;
-    }
-    fclose(f);
-    return text;
-}
-
-/* A text task (RULER or JSONL) encoded with the tokenizer. */
-static bosch_torch_task *text_task(struct settings *s, struct backend *b)
-{
-    if (!b->tok) {
-        errorf("task %s: a text task needs a tokenizer: give --tokenizer FILE (the model "
-               "directory %s has no tokenizer.json)", s->task, b->dir);
-        return NULL;
-    }
-    bosch_text_task *tt;
-    if (is_ruler_task(s->task)) {
-        struct bosch_text_ruler_params p;
-        bosch_text_ruler_params_init(&p);
-        p.task = s->task + 6;
-        p.context = s->context;
-        p.samples = s->samples;
-        p.seed = s->seed;
-        tt = bosch_text_ruler_create(b->tok, &p);
-    } else {
-        tt = bosch_text_task_read_jsonl(s->task);
-    }
-    if (!tt) {
-        errorf("task %s: %s", s->task, text_reason());
-        return NULL;
-    }
-    bosch_torch_task *t = bosch_torch_task_from_text(tt, b->tok, 0);
-    bosch_text_task_free(tt);
-    if (!t)
-        errorf("task %s: %s", s->task, create_reason(bosch_torch_create_status()));
-    return t;
-}
-
-/* The lowest of bos_token_id, eos_token_id, pad_token_id (an id or a list
- * of ids) that the model's config.json names, or -1 when it names none (or
- * cannot be read: then the loader has already said why). */
-static long lowest_special_id(const char *dir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    json_object *root = json_object_from_file(path);
-    if (!root)
-        return -1;
-    long low = -1;
-    static const char *const keys[] = {"bos_token_id", "eos_token_id", "pad_token_id"};
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-        json_object *v;
-        if (!json_object_object_get_ex(root, keys[k], &v) || !v)
-            continue;
-        size_t n = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 1;
-        for (size_t i = 0; i < n; i++) {
-            json_object *e = json_object_is_type(v, json_type_array)
-                                 ? json_object_array_get_idx(v, i) : v;
-            if (!json_object_is_type(e, json_type_int))
-                continue;
-            int64_t id = json_object_get_int64(e);
-            if (id >= 0 && (low < 0 || id < low))
-                low = (long)id;
-        }
-    }
-    json_object_put(root);
-    return low;
-}
-
-/* The built-in NIAH without a tokenizer: markers 0, 1, 2 and filler, key
- * and value tokens from the rows below the lowest special id of config.json
- * (Qwen3: 151643; the rows above it are special or unused), or from
- * [3, vocab) as before when the config names none or its lowest special id
- * is below 5 (specials at the bottom leave no ordinary range under them).
- * With a tokenizer, the filler is its ordinary tokens (no added or special
- * token, no row past the vocabulary) below the model's vocabulary, and the
- * markers stay 0, 1, 2 (real byte-level tokens: "!", "\"", "#" in Qwen3). */
-static bosch_torch_task *builtin_niah(const struct settings *s, const struct backend *b)
-{
-    if (b->tok) {
-        int32_t *filler = malloc((size_t)b->V * sizeof *filler);
-        if (!filler)
-            return NULL;
-        size_t n = 0;
-        for (uint32_t id = 3; id < b->V; id++)
-            if (bosch_tokenizer_is_ordinary(b->tok, (int32_t)id))
-                filler[n++] = (int32_t)id;
-        bosch_torch_task *t = bosch_torch_task_create_niah_ids(
-            filler, n, 0, 1, 2, s->context, s->samples, s->needles, s->key_len, s->value_len,
-            0.0, 1.0, s->seed);
-        free(filler);
-        return t;
-    }
-    long low = lowest_special_id(b->dir);
-    if (low < 0 || low > (long)b->V || low <= 4)
-        return bosch_torch_task_create_niah(b->V, s->context, s->samples, s->needles, s->key_len,
-                                            s->value_len, 0.0, 1.0, s->seed);
-    size_t n = (size_t)low - 3;
-    int32_t *filler = malloc(n * sizeof *filler);
-    if (!filler)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        filler[i] = (int32_t)(3 + i);
-    bosch_torch_task *t = bosch_torch_task_create_niah_ids(
-        filler, n, 0, 1, 2, s->context, s->samples, s->needles, s->key_len, s->value_len, 0.0,
-        1.0, s->seed);
-    free(filler);
-    return t;
-}
-
 const char *backend_describe(const struct backend *b)
 {
-    return b->desc;
+    return bosch_torch_checkpoint_describe(b->ck);
 }
 
-static int open_task(struct settings *s, struct backend *b)
+/* What the model directory's bosch.json suggests, where the command line
+ * said nothing, and the task the checkpoint chose (recorded with the
+ * result; a task file's longest prompt is the context of the KV saving). */
+static void take_checkpoint_choices(struct settings *s, const struct backend *b)
 {
-    if (is_ruler_task(s->task) || (s->task && is_text_jsonl(s->task))) {
-        if (!(b->t = text_task(s, b)))
-            return EXIT_ERROR;
-        if (!is_ruler_task(s->task))
-            s->context = (unsigned)bosch_torch_task_prompt_len(b->t);
-        return 0;
+    int64_t v;
+    if (!s->window_given && bosch_torch_checkpoint_suggested(b->ck, "window", &v) == 1) {
+        s->window = (unsigned)v;
+        s->window_given = 1;
     }
-    if (s->task)
-        b->t = bosch_torch_task_read_jsonl(s->task);
-    else
-        b->t = builtin_niah(s, b);
-    if (!b->t) {
-        errorf("task %s: %s", s->task ? s->task : "niah",
-               create_reason(bosch_torch_create_status()));
-        return EXIT_ERROR;
+    if (!s->sink_given && bosch_torch_checkpoint_suggested(b->ck, "sink", &v) == 1) {
+        s->sink = (unsigned)v;
+        s->sink_given = 1;
     }
-    /* The KV saving is reported at the task's context (its longest prompt). */
-    if (s->task)
+    if (!s->metric_given && bosch_torch_checkpoint_suggested(b->ck, "metric", &v) == 1)
+        s->metric = v == BOSCH_TORCH_METRIC_EXACT ? "exact" : "logprob";
+    if (bosch_torch_checkpoint_suggested(b->ck, "budget", &v) == 1) {
+        char text[32];
+        snprintf(text, sizeof text, "%lld", (long long)v);
+        lib_option_suggest(s, "budget", text);
+    }
+    const char *src = bosch_torch_checkpoint_task_source(b->ck);
+    s->niah = !strcmp(src, "niah");
+    if (s->niah) {
+        s->task = NULL;
+        return;
+    }
+    if (s->task != src && strcmp(s->task ? s->task : "", src)) {
+        snprintf(s->task_buf, sizeof s->task_buf, "%s", src);
+        s->task = s->task_buf;
+    }
+    if (!is_ruler_task(s->task))
         s->context = (unsigned)bosch_torch_task_prompt_len(b->t);
-    return 0;
-}
-
-/* A hybrid config's sliding layers (fixed SWA in every search), appended
- * to the description: "; config: layers 1,3 slide over 512 tokens". */
-static void describe_sliding(struct backend *b)
-{
-    uint32_t w = bosch_torch_model_sliding_window(b->m);
-    if (!w)
-        return;
-    size_t n = strlen(b->desc);
-    n += (size_t)snprintf(b->desc + n, sizeof b->desc - n, "; config: layer");
-    const char *sep = " ";
-    for (uint32_t l = 0; l < b->L && n < sizeof b->desc; l++)
-        if (bosch_torch_model_layer_sliding(b->m, l) == 1) {
-            n += (size_t)snprintf(b->desc + n, sizeof b->desc - n, "%s%u", sep, l);
-            sep = ",";
-        }
-    if (n < sizeof b->desc)
-        snprintf(b->desc + n, sizeof b->desc - n, " slide over %u tokens (fixed SWA)", w);
-}
-
-/* A mixture-of-experts model, appended to the description: "; MoE: 128
- * experts (8 per token) in 48 of 48 layers". */
-static void describe_experts(struct backend *b)
-{
-    uint32_t e = 0, k = 0, n = 0;
-    if (bosch_torch_model_experts(b->m, &e, &k, &n) != BOSCH_OK || !e)
-        return;
-    size_t used = strlen(b->desc);
-    snprintf(b->desc + used, sizeof b->desc - used,
-             "; MoE: %u experts (%u per token) in %u of %u layers", e, k, n, b->L);
 }
 
 int backend_open(struct settings *s, struct backend *b)
 {
     memset(b, 0, sizeof *b);
     b->dir = s->model;
-    int dtype = BOSCH_TORCH_DTYPE_AUTO;
+    struct bosch_torch_checkpoint_params p;
+    bosch_torch_checkpoint_params_init(&p);
+    p.device = s->device;
     for (int d = BOSCH_TORCH_DTYPE_F32; d <= BOSCH_TORCH_DTYPE_F16; d++)
         if (!strcmp(s->dtype, bosch_torch_dtype_name(d)))
-            dtype = d;
-    b->m = bosch_torch_model_open_device(b->dir, s->device, dtype);
-    if (!b->m) {
-        errorf("cannot load the model in %s: %s", b->dir,
-               create_reason(bosch_torch_create_status()));
+            p.dtype = d;
+    p.tokenizer = s->tokenizer;
+    p.task = s->task ? s->task : s->niah_given ? "niah" : NULL;
+    p.role = s->heldout ? BOSCH_TORCH_TASK_HELDOUT : BOSCH_TORCH_TASK_CALIB;
+    p.context = s->context;
+    p.samples = s->samples;
+    p.needles = s->needles;
+    p.key_len = s->key_len;
+    p.value_len = s->value_len;
+    p.seed = s->seed;
+    if (!(b->ck = bosch_torch_checkpoint_open(s->model, &p))) {
+        errorf("%s", create_reason(bosch_torch_create_status()));
         return EXIT_ERROR;
     }
+    b->m = bosch_torch_checkpoint_model(b->ck);
+    b->t = bosch_torch_checkpoint_task(b->ck);
     bosch_torch_model_shape(b->m, &b->L, &b->G, &b->H, &b->V);
-    uint64_t bytes = 0;
-    int held = 0;
-    bosch_torch_model_memory(b->m, &bytes, &held);
-    const char *dev = bosch_torch_model_device(b->m);
-    unsigned threads = bosch_torch_threads();
-    snprintf(b->desc, sizeof b->desc, "%s on %s, %.1f MiB of parameters", bosch_torch_dtype_name(held),
-             dev, (double)bytes / (1024.0 * 1024.0));
-    if (!strncmp(dev, "cpu", 3)) {
-        size_t n = strlen(b->desc);
-        snprintf(b->desc + n, sizeof b->desc - n, ", %u CPU thread%s", threads,
-                 threads == 1 ? "" : "s");
-    }
-    describe_experts(b);
-    describe_sliding(b);
-    if (open_tokenizer(s, b) || open_task(s, b))
-        return EXIT_ERROR;
+    take_checkpoint_choices(s, b);
     int metric = !strcmp(s->metric, "logprob") ? BOSCH_TORCH_METRIC_LOGPROB
                  : !strcmp(s->metric, "match") ? BOSCH_TORCH_METRIC_MATCH
                                                : BOSCH_TORCH_METRIC_EXACT;

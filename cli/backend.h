@@ -9,23 +9,24 @@
 #include "cli.h"
 
 struct backend {
-    bosch_torch_model *m;
-    bosch_tokenizer *tok; /* --tokenizer, or the model's tokenizer.json; may be NULL */
-    bosch_torch_task *t;
+    bosch_torch_checkpoint *ck; /* the model directory: model, tokenizer, task */
+    bosch_torch_model *m;       /* lent by ck */
+    const bosch_torch_task *t;  /* lent by ck */
     bosch_torch_evaluator *e;
     uint32_t L, G, H, V;
     const char *dir;
-    char desc[512]; /* "bf16 on cpu, 3.4 MiB of parameters" */
     double noise;   /* the evaluator's numerical noise (backend_attach) */
     int follow;         /* keep the prefix cache on the incumbent (cache on) */
     uint8_t *reference; /* the prefix cache's reference now (units), NULL = all full */
 };
 
-/* Loads s->model, its tokenizer (--tokenizer, else DIR/tokenizer.json when
- * present), the task (--task ruler:NAME or FILE, or NIAH) and the evaluator
- * (window, sink, metric, batch, prefix cache). With a task file, s->context
- * becomes its longest prompt (the context of the KV saving). 0, or EXIT_ERROR after
- * a message; backend_free() in both cases. */
+/* Opens the model directory s->model (bosch_torch_checkpoint_open: the
+ * model, its tokenizer, the task: --task, --niah, else bosch.json's calib
+ * or heldout, else NIAH), takes what its bosch.json suggests where the
+ * command line said nothing (window, sink, metric, budget), and opens the
+ * evaluator (window, sink, metric, batch, prefix cache). With a task file,
+ * s->context becomes its longest prompt (the context of the KV saving).
+ * 0, or EXIT_ERROR after a message; backend_free() in both cases. */
 int backend_open(struct settings *s, struct backend *b);
 void backend_free(struct backend *b);
 

@@ -19,6 +19,7 @@ struct settings {
     const char *task;    /* --task JSONL (or the model's default task) */
     int niah;            /* --niah */
     int niah_given;
+    int heldout;         /* the model's held-out task is the default (eval) */
     char task_buf[4096]; /* storage of a default task path */
     unsigned context, samples, needles, key_len, value_len;
     int context_given;

@@ -6,14 +6,11 @@
  *        SWA layers (of the mask, or of its layer projection when the mask
  *        is head-level), DIR/bosch-mask.json (that layer-level mask) and a
  *        link to every other file of the model, so DIR loads as a model. */
-#define _XOPEN_SOURCE 700 /* realpath (XSI), beside the build's _POSIX_C_SOURCE */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -96,106 +93,6 @@ static int export_duo(const bosch_selection *sel, const char *out)
 /* ------------------------------------------------------------------------ */
 /* hf                                                                        */
 /* ------------------------------------------------------------------------ */
-/* Makes `dir` (one level) unless it is one; refuses the model's own. */
-static int prepare_out(const char *out, const char *model)
-{
-    struct stat so, sm;
-    if (mkdir(out, 0777) != 0 && errno != EEXIST) {
-        errorf("export: cannot make directory %s: %s", out, strerror(errno));
-        return EXIT_ERROR;
-    }
-    if (stat(out, &so) != 0 || !S_ISDIR(so.st_mode)) {
-        errorf("export: %s is not a directory", out);
-        return EXIT_ERROR;
-    }
-    if (stat(model, &sm) == 0 && so.st_dev == sm.st_dev && so.st_ino == sm.st_ino) {
-        errorf("export: --out %s is the model directory itself; give another directory (its "
-               "config.json would be replaced)", out);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-/* Makes DIR/NAME a link to TARGET, replacing a link already there (through
- * a temporary name and rename); a file that is not a link is kept.
- * 1 linked, 0 kept, -1 after a message. */
-static int link_one(const char *out, const char *name, const char *target)
-{
-    char dst[PATH_MAX], tmp[PATH_MAX];
-    struct stat st;
-    if (join(dst, sizeof dst, out, name))
-        return -1;
-    if (lstat(dst, &st) == 0 && !S_ISLNK(st.st_mode)) {
-        fprintf(stderr, "bosch: export: kept %s (not a link; remove it to link the model's)\n",
-                dst);
-        return 0;
-    }
-    if (snprintf(tmp, sizeof tmp, "%s/.%s.link", out, name) >= (int)sizeof tmp) {
-        errorf("export: path too long: %s", dst);
-        return -1;
-    }
-    unlink(tmp);
-    if (symlink(target, tmp) != 0 || rename(tmp, dst) != 0) {
-        errorf("export: cannot link %s: %s", dst, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 1;
-}
-
-/* Links every regular file of the model but config.json (and hidden ones)
- * into `out`, by absolute path. The count, or -1 after a message. */
-static int link_model_files(const char *model, const char *out)
-{
-    char abs[PATH_MAX], src[PATH_MAX];
-    if (!realpath(model, abs)) {
-        errorf("export: %s: %s", model, strerror(errno));
-        return -1;
-    }
-    DIR *d = opendir(abs);
-    if (!d) {
-        errorf("export: cannot list %s: %s", abs, strerror(errno));
-        return -1;
-    }
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        struct stat st;
-        if (e->d_name[0] == '.' || !strcmp(e->d_name, "config.json") ||
-            !strcmp(e->d_name, "bosch-mask.json"))
-            continue;
-        if (join(src, sizeof src, abs, e->d_name)) {
-            n = -1;
-            break;
-        }
-        if (stat(src, &st) != 0 || !S_ISREG(st.st_mode))
-            continue; /* subdirectories, dangling links */
-        int rc = link_one(out, e->d_name, src);
-        if (rc < 0) {
-            n = -1;
-            break;
-        }
-        n += rc;
-    }
-    closedir(d);
-    return n;
-}
-
-/* DIR/bosch-mask.json: the exported layer-level mask, for bosch eval. */
-static int write_mask_copy(const bosch_selection *lsel, const char *out)
-{
-    char path[PATH_MAX], tmp[PATH_MAX];
-    if (join(path, sizeof path, out, "bosch-mask.json") ||
-        join(tmp, sizeof tmp, out, ".bosch-mask.json.tmp"))
-        return EXIT_ERROR;
-    if (bosch_selection_write_json(lsel, tmp) != BOSCH_OK || rename(tmp, path) != 0) {
-        errorf("export: cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-        return EXIT_ERROR;
-    }
-    return 0;
-}
-
 /* The side-by-side line of a head-level mask and its projection, and what
  * the config does for each layer. */
 static void report_hf(const bosch_selection *sel, const bosch_selection *lsel, const char *out)
@@ -270,13 +167,10 @@ static const char *hf_model_dir(const struct settings *s, const bosch_selection 
 
 static int export_hf(const struct settings *s, const bosch_selection *sel)
 {
-    char config[PATH_MAX], outcfg[PATH_MAX];
+    char config[PATH_MAX];
     const char *model = hf_model_dir(s, sel, config, sizeof config);
     if (!model)
         return EXIT_ERROR;
-    int rc = prepare_out(s->out, model);
-    if (rc || join(outcfg, sizeof outcfg, s->out, "config.json"))
-        return rc ? rc : EXIT_ERROR;
     /* What is served: the projection (sink 0, unmeasured), or the mask itself
      * when it is layer-level and was scored without sink tokens already. */
     uint64_t sink = 0;
@@ -290,23 +184,26 @@ static int export_hf(const struct settings *s, const bosch_selection *sel)
         }
         lsel = proj;
     }
-    rc = EXIT_OK;
-    if (bosch_selection_export_hf(lsel, config, outcfg) != BOSCH_OK) {
+    size_t links = 0, kept = 0;
+    int rc = EXIT_OK;
+    if (bosch_selection_export_hf_dir(lsel, model, s->out,
+                                      s->config_only ? BOSCH_EXPORT_CONFIG_ONLY : 0, &links,
+                                      &kept) != BOSCH_OK) {
         errorf("export: %s", lib_error(lsel));
         rc = EXIT_ERROR;
     }
-    if (!rc)
-        rc = write_mask_copy(lsel, s->out);
-    int links = rc || s->config_only ? 0 : link_model_files(model, s->out);
-    if (links < 0)
-        rc = EXIT_ERROR;
+    if (kept)
+        fprintf(stderr, "bosch: export: kept %zu file%s of %s that %s not a link (remove %s "
+                        "to link the model's)\n",
+                kept, kept == 1 ? "" : "s", s->out, kept == 1 ? "is" : "are",
+                kept == 1 ? "it" : "them");
     if (!rc) {
-        printf("wrote %s (from %s: use_sliding_window, sliding_window, layer_types, "
-               "max_window_layers)\n", outcfg, config);
+        printf("wrote %s/config.json (from %s: use_sliding_window, sliding_window, layer_types, "
+               "max_window_layers)\n", s->out, config);
         printf("wrote %s/bosch-mask.json (the served layer-level mask%s)\n", s->out,
                lsel == sel ? "" : ", sink 0, score unmeasured");
         if (!s->config_only)
-            printf("linked %d file%s of %s into %s\n", links, links == 1 ? "" : "s", model,
+            printf("linked %zu file%s of %s into %s\n", links, links == 1 ? "" : "s", model,
                    s->out);
         report_hf(sel, lsel, s->out);
     }

@@ -1,11 +1,9 @@
-/* The model directory of a command and its bosch.json suggestions. */
+/* The model directory of a command: which one (what is in it is
+ * libbosch-torch's to read: bosch_torch_checkpoint_open). */
 /* realpath() is an XSI extension in glibc's headers. */
 #define _XOPEN_SOURCE 700
 #include "model_dir.h"
 
-#include "lib_options.h"
-
-#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,139 +81,12 @@ static const char *resolve_model(const struct settings *s)
     return NULL;
 }
 
-/* The default task ("calib" or "heldout", relative to the directory). */
-static int default_task(struct settings *s, json_object *root, const char *path,
-                        const char *dir, const char *key)
-{
-    json_object *v;
-    if (s->task || s->niah_given || !json_object_object_get_ex(root, key, &v))
-        return 0;
-    if (!json_object_is_type(v, json_type_string) || !*json_object_get_string(v)) {
-        errorf("%s: \"%s\" must be a file name", path, key);
-        return EXIT_ERROR;
-    }
-    const char *f = json_object_get_string(v);
-    int n = f[0] == '/' ? snprintf(s->task_buf, sizeof s->task_buf, "%s", f)
-                        : snprintf(s->task_buf, sizeof s->task_buf, "%s/%s", dir, f);
-    if (n >= (int)sizeof s->task_buf) {
-        errorf("%s: path of \"%s\" too long", path, key);
-        return EXIT_ERROR;
-    }
-    s->task = s->task_buf;
-    return 0;
-}
-
-/* window, sink, budget, metric: replace the built-in defaults. */
-static int default_numbers(struct settings *s, json_object *root, const char *path)
-{
-    json_object *v;
-    struct { const char *name; unsigned *dst; int *given; unsigned lo; } nums[] = {
-        {"window", &s->window, &s->window_given, 1},
-        {"sink", &s->sink, &s->sink_given, 0},
-    };
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
-        if (!json_object_object_get_ex(root, nums[i].name, &v))
-            continue;
-        int64_t x = json_object_get_int64(v);
-        if (!json_object_is_type(v, json_type_int) || x < nums[i].lo || x > (1 << 30)) {
-            errorf("%s: \"%s\" must be an integer >= %u", path, nums[i].name, nums[i].lo);
-            return EXIT_ERROR;
-        }
-        if (!*nums[i].given) {
-            *nums[i].dst = (unsigned)x;
-            *nums[i].given = 1;
-        }
-    }
-    if (json_object_object_get_ex(root, "budget", &v)) {
-        int64_t x = json_object_get_int64(v);
-        if (!json_object_is_type(v, json_type_int) || x < 2) {
-            errorf("%s: \"budget\" must be an integer >= 2", path);
-            return EXIT_ERROR;
-        }
-        char text[32];
-        snprintf(text, sizeof text, "%lld", (long long)x);
-        lib_option_suggest(s, "budget", text);
-    }
-    if (json_object_object_get_ex(root, "metric", &v)) {
-        const char *m = json_object_get_string(v);
-        if (!json_object_is_type(v, json_type_string) ||
-            (strcmp(m, "exact") && strcmp(m, "logprob"))) {
-            errorf("%s: \"metric\" must be \"exact\" or \"logprob\"", path);
-            return EXIT_ERROR;
-        }
-        if (!s->metric_given)
-            s->metric = !strcmp(m, "exact") ? "exact" : "logprob";
-    }
-    return 0;
-}
-
-/* Settings a model directory may suggest in bosch.json (all optional):
- *   {"calib": "calib.jsonl", "heldout": "heldout.jsonl", "window": 32,
- *    "sink": 4, "metric": "exact", "budget": 300}
- * (and heldout_multi / heldout_two_hop, further held-out tasks); any other
- * key is an error.
- * calib is the default task of search and baseline, heldout that of eval
- * (paths relative to the directory). Command-line options win. 0 or
- * EXIT_ERROR after a message. */
-static int apply_model_defaults(struct settings *s, const char *dir, int for_eval)
-{
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/bosch.json", dir) >= (int)sizeof path) {
-        errorf("model path too long");
-        return EXIT_ERROR;
-    }
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return 0; /* no suggestions: plain checkpoint */
-    json_object *root = json_object_from_file(path);
-    if (!root || !json_object_is_type(root, json_type_object)) {
-        errorf("%s: not a JSON object (unreadable, invalid JSON or another type)", path);
-        json_object_put(root);
-        return EXIT_ERROR;
-    }
-    /* Every key must be one this command knows: a typo ("windw") would
-     * otherwise be ignored and the default used. */
-    static const char *const known[] = {"calib", "heldout", "heldout_multi", "heldout_two_hop",
-                                        "window", "sink", "metric", "budget"};
-    json_object_object_foreach(root, key, val)
-    {
-        (void)val;
-        size_t k = 0;
-        while (k < sizeof known / sizeof known[0] && strcmp(key, known[k]))
-            k++;
-        if (k == sizeof known / sizeof known[0]) {
-            errorf("%s: unknown key \"%s\" (known: calib, heldout, heldout_multi, "
-                   "heldout_two_hop, window, sink, metric, budget)",
-                   path, key);
-            json_object_put(root);
-            return EXIT_ERROR;
-        }
-    }
-    int status = default_task(s, root, path, dir, for_eval ? "heldout" : "calib");
-    if (!status)
-        status = default_numbers(s, root, path);
-    json_object_put(root);
-    return status;
-}
-
 int model_setup(struct settings *s, int for_eval)
 {
     const char *dir = resolve_model(s);
-    if (!dir || apply_model_defaults(s, dir, for_eval))
+    if (!dir)
         return EXIT_ERROR;
     s->model = dir;
-    if (!s->task)
-        s->niah = 1;
-    /* A generated task's size, checked before anything is allocated: its
-     * token ids alone take samples x context x 4 bytes, and a forward over
-     * it far more. */
-    const unsigned long long tokens = (unsigned long long)s->samples * s->context;
-    const unsigned long long cap = 1ull << 26;
-    if ((s->niah || (s->task && !strncmp(s->task, "ruler:", 6))) && tokens > cap) {
-        errorf("--samples %u x --context %u = %llu tokens: a generated task is limited to %llu "
-               "tokens (fewer samples or a shorter context)",
-               s->samples, s->context, tokens, cap);
-        return EXIT_ERROR;
-    }
+    s->heldout = for_eval;
     return 0;
 }

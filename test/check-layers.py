@@ -11,7 +11,11 @@
 4. lib/lns is a stack (LNS_LEVEL): the shared state at the bottom, the
    pending batch above it, the stages, the driver on top. A file includes
    and calls only files of its own level or below, and the flip sweep's
-   state (sweep_state.h) is seen by sweep*.c alone.
+   state (sweep_state.h) is seen by sweep*.c alone;
+5. the bosch command (cli/, beside lib/) parses no JSON but its own input
+   (cmd_tokenize.c: token ids on stdin): a model directory's files are
+   libbosch-torch's to read (bosch_torch_checkpoint_open), result files
+   libbosch's.
 
 Usage: check-layers.py LIB_SOURCE_DIR [ARCHIVE.a]
 """
@@ -184,17 +188,38 @@ def check_calls(archive):
     return errors + check_lns_calls(graph)
 
 
+# cli/ files that may parse JSON, and why.
+CLI_JSON = {"cmd_tokenize.c"}  # token ids given on stdin
+JSON_INCLUDE = re.compile(r"#\s*include\s*<json-c/")
+
+
+def check_cli(root):
+    """Rule 5: the command reads no model or result file itself."""
+    cli = os.path.normpath(os.path.join(root, "..", "cli"))
+    if not os.path.isdir(cli):
+        return []
+    errors = []
+    for name in sorted(os.listdir(cli)):
+        if not name.endswith((".c", ".h")) or name in CLI_JSON:
+            continue
+        text = open(os.path.join(cli, name), encoding="utf-8").read()
+        if JSON_INCLUDE.search(text) or "json_object_from_file" in text:
+            errors.append(f"cli/{name}: parses JSON; a model directory is libbosch-torch's to "
+                          "read (bosch_torch_checkpoint_open), a result file libbosch's")
+    return errors
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
         return 2
-    errors = check_includes(sys.argv[1])
+    errors = check_includes(sys.argv[1]) + check_cli(sys.argv[1])
     if len(sys.argv) > 2:
         errors += check_calls(sys.argv[2])
     for e in errors:
         print("FAIL", e)
     if not errors:
-        print("ok: module map respected, no include cycle, lib/lns a stack" +
+        print("ok: module map respected, no include cycle, lib/lns a stack, cli/ reads no JSON" +
               (", no call cycle between files" if len(sys.argv) > 2 else ""))
     return 1 if errors else 0
 

@@ -582,6 +582,120 @@ START_TEST(hf_errors)
 }
 END_TEST
 
+/* A model directory: config.json, weights, a tokenizer, a hidden file, a
+ * subdirectory and a mask copy of its own (none of the last three linked). */
+static const char *make_model_dir(const char *name)
+{
+    const char *dir = scratch_path(name);
+    ck_assert_int_eq(mkdir(dir, 0777), 0);
+    char path[4096];
+    const char *files[] = {"config.json", "model.safetensors", "tokenizer.json", ".hidden",
+                           "bosch-mask.json"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        scratch_write_text(path, i == 0 ? source_config : "x");
+    }
+    snprintf(path, sizeof path, "%s/sub", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    return dir;
+}
+
+static int is_link_to(const char *path, const char *target_suffix)
+{
+    char buf[4096];
+    ssize_t n = readlink(path, buf, sizeof buf - 1);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    size_t k = strlen(target_suffix);
+    return buf[0] == '/' && (size_t)n >= k && !strcmp(buf + n - k, target_suffix);
+}
+
+START_TEST(hf_dir_links_the_model)
+{
+    char model[4096], out[4096], p[4200];
+    snprintf(model, sizeof model, "%s", make_model_dir("model-a"));
+    snprintf(out, sizeof out, "%s", scratch_path("served-a"));
+    bosch_selection *s = make(4, 2, 4, "00110011");
+    size_t linked = 99, kept = 99;
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, model, out, 0, &linked, &kept), BOSCH_OK);
+    ck_assert_uint_eq(linked, 2); /* model.safetensors, tokenizer.json */
+    ck_assert_uint_eq(kept, 0);
+    snprintf(p, sizeof p, "%s/model.safetensors", out);
+    ck_assert(is_link_to(p, "/model-a/model.safetensors"));
+    snprintf(p, sizeof p, "%s/tokenizer.json", out);
+    ck_assert(is_link_to(p, "/model-a/tokenizer.json"));
+    /* config.json is the export's, bosch-mask.json the selection (no links). */
+    struct stat st;
+    snprintf(p, sizeof p, "%s/config.json", out);
+    ck_assert_int_eq(lstat(p, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    json_object *c = read_json(p);
+    json_object *lt;
+    ck_assert(json_object_object_get_ex(c, "layer_types", &lt));
+    ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(lt, 1)),
+                     "sliding_attention");
+    json_object_put(c);
+    snprintf(p, sizeof p, "%s/bosch-mask.json", out);
+    ck_assert_int_eq(lstat(p, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    bosch_selection *back = bosch_selection_read_json(p);
+    ck_assert_ptr_nonnull(back);
+    expect_mask(back, "00110011");
+    bosch_selection_free(back);
+    ck_assert_int_eq(count_entries(out), 4); /* nothing hidden, no subdirectory */
+    /* Again: the links are replaced, a file that is not a link is kept. */
+    snprintf(p, sizeof p, "%s/tokenizer.json", out);
+    ck_assert_int_eq(unlink(p), 0);
+    scratch_write_text(p, "mine");
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, model, out, 0, &linked, &kept), BOSCH_OK);
+    ck_assert_uint_eq(linked, 1);
+    ck_assert_uint_eq(kept, 1);
+    char *mine = scratch_read_text(p);
+    ck_assert_str_eq(mine, "mine");
+    free(mine);
+    /* Config only: nothing linked. */
+    snprintf(out, sizeof out, "%s", scratch_path("served-b"));
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, model, out, BOSCH_EXPORT_CONFIG_ONLY,
+                                                   &linked, NULL), BOSCH_OK);
+    ck_assert_uint_eq(linked, 0);
+    ck_assert_int_eq(count_entries(out), 2);
+    bosch_selection_free(s);
+}
+END_TEST
+
+START_TEST(hf_dir_errors)
+{
+    char model[4096];
+    snprintf(model, sizeof model, "%s", make_model_dir("model-c"));
+    bosch_selection *s = make(4, 2, 4, "00110011");
+    const char *out = scratch_path("served-c");
+    ck_assert_int_eq(bosch_selection_export_hf_dir(NULL, model, out, 0, NULL, NULL),
+                     BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, NULL, out, 0, NULL, NULL), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, model, "", 0, NULL, NULL), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, model, out, 4, NULL, NULL), BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "unknown flags"));
+    /* The model's own directory: refused before its config is touched. */
+    char *before = scratch_read_text(scratch_path("model-c/config.json"));
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, model, model, 0, NULL, NULL),
+                     BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "model directory itself"));
+    char *after = scratch_read_text(scratch_path("model-c/config.json"));
+    ck_assert_str_eq(before, after);
+    free(before);
+    free(after);
+    /* No model there; a head-level selection (project it first). */
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, scratch_path("no-model"), out, 0, NULL,
+                                                   NULL), BOSCH_E_IO);
+    bosch_selection *head = make(4, 2, 4, "00110010");
+    ck_assert_int_eq(bosch_selection_export_hf_dir(head, model, out, 0, NULL, NULL),
+                     BOSCH_E_INVALID);
+    bosch_selection_free(head);
+    bosch_selection_free(s);
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
     Suite *s = suite_create("export");
@@ -603,6 +717,8 @@ static Suite *export_suite(void)
     tcase_add_test(tc, hf_moe_all_or_none);
     tcase_add_loop_test(tc, hf_bad_source, 0, (int)(sizeof bad_sources / sizeof bad_sources[0]));
     tcase_add_test(tc, hf_errors);
+    tcase_add_test(tc, hf_dir_links_the_model);
+    tcase_add_test(tc, hf_dir_errors);
     return s;
 }
 

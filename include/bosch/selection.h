@@ -275,6 +275,30 @@ BOSCH_API int bosch_selection_export_duo(const bosch_selection *s, const char *d
  * two when present) differ from the selection's shape. */
 BOSCH_API int bosch_selection_export_hf(const bosch_selection *s, const char *source_config,
                                         const char *out_config);
+/* Flags of bosch_selection_export_hf_dir. */
+enum bosch_export_flags {
+    BOSCH_EXPORT_CONFIG_ONLY = 1 /* write config.json and bosch-mask.json, link nothing */
+};
+/* A directory that loads as the model with the selection's sliding layers
+ * (what `bosch export --format hf` writes): out_dir/config.json
+ * (bosch_selection_export_hf of model_dir/config.json), out_dir/
+ * bosch-mask.json (bosch_selection_write_json: the served layer-level
+ * mask, for measuring it) and, unless BOSCH_EXPORT_CONFIG_ONLY, a symbolic
+ * link by absolute path to every other regular file of model_dir (hidden
+ * files, config.json and bosch-mask.json excepted). A link already in
+ * out_dir is replaced in one step; a file there that is not a link is kept
+ * (counted in *kept). out_dir is made (one level) when missing. `s` must be
+ * layer-level, as for bosch_selection_export_hf (export
+ * bosch_selection_project_layers() of a head-level one). *linked and *kept
+ * (each may be NULL) receive the files linked and kept, also on failure.
+ * BOSCH_E_INVALID for NULL or empty arguments, unknown flags, or out_dir
+ * being model_dir itself; BOSCH_E_IO (errno set) when a directory cannot be
+ * made, read or linked into; the statuses of bosch_selection_export_hf.
+ * Files written before a failure stay (each whole). The message is in
+ * bosch_selection_last_error(s). */
+BOSCH_API int bosch_selection_export_hf_dir(const bosch_selection *s, const char *model_dir,
+                                            const char *out_dir, unsigned flags,
+                                            size_t *linked, size_t *kept);
 
 /* ------------------------------------------------------------------------ */
 /* History of evaluations made without an optimizer (e.g. a baseline)        */

@@ -376,6 +376,98 @@ BOSCH_TORCH_API int bosch_torch_evaluator_noise(bosch_torch_evaluator *e, double
 BOSCH_TORCH_API const char *bosch_torch_evaluator_last_error(const bosch_torch_evaluator *e);
 
 /* ------------------------------------------------------------------------ */
+/* Checkpoint directory: model, tokenizer, bosch.json and task in one call   */
+/* ------------------------------------------------------------------------ */
+/* A model directory opened the way the bosch command opens it: the model
+ * (config.json and weights), its tokenizer, the settings its bosch.json
+ * suggests, and the task to score on. The checkpoint owns all of them; the
+ * getters lend them (valid until bosch_torch_checkpoint_free). Open an
+ * evaluator on its model and task (bosch_torch_evaluator_open) with the
+ * suggested window, sink and metric, or your own.
+ *
+ * bosch.json (optional; any other key is an error, so a typo is not a
+ * silent default):
+ *   {"calib": "calib.jsonl", "heldout": "heldout.jsonl",
+ *    "heldout_multi": FILE, "heldout_two_hop": FILE,
+ *    "window": 32, "sink": 4, "metric": "exact"|"logprob", "budget": 300}
+ * Task files are relative to the directory (absolute paths are kept). */
+typedef struct bosch_torch_checkpoint bosch_torch_checkpoint;
+
+/* Which of bosch.json's tasks is the default: calibration (search and
+ * baselines) or held-out (evaluation of a selection). */
+enum bosch_torch_task_role { BOSCH_TORCH_TASK_CALIB = 0, BOSCH_TORCH_TASK_HELDOUT = 1 };
+
+struct bosch_torch_checkpoint_params {
+    size_t struct_size;    /* sizeof(struct bosch_torch_checkpoint_params) */
+    const char *device;    /* as bosch_torch_model_open_device ("auto") */
+    int dtype;             /* enum bosch_torch_dtype (AUTO) */
+    const char *tokenizer; /* a tokenizer.json; NULL: DIR/tokenizer.json when present */
+    /* NULL: bosch.json's task for `role`, else the built-in NIAH;
+     * "niah": the built-in NIAH; "ruler:NAME": a RULER task as text
+     * (bosch_text_ruler_create, needs a tokenizer); anything else a JSON
+     * Lines file, of token ids (bosch_torch_task_read_jsonl) or of text
+     * ("text"/"messages" lines, encoded with the tokenizer). */
+    const char *task;
+    int role;              /* enum bosch_torch_task_role (CALIB) */
+    /* Generated tasks (NIAH and RULER): prompt length in tokens (1024),
+     * samples (8), NIAH needles per prompt (1), key and value tokens (2,
+     * 2), seed (0). samples x context is at most 2^26 tokens. */
+    uint32_t context, samples, needles, key_len, value_len;
+    uint64_t seed;
+};
+/* Fills the defaults above. */
+BOSCH_TORCH_API void bosch_torch_checkpoint_params_init(struct bosch_torch_checkpoint_params *p);
+
+/* Opens `dir` with `p` (NULL: the defaults). The built-in NIAH draws its
+ * filler, key and value tokens from the tokenizer's ordinary tokens below
+ * the model's vocabulary (bosch_tokenizer_is_ordinary, from id 3), markers
+ * 0, 1, 2; without a tokenizer, from the ids between 3 and the lowest of
+ * config.json's bos/eos/pad token ids (Qwen3: 151643; the rows above are
+ * special or unused), or from [3, vocab) when it names none below the
+ * vocabulary or the lowest is under 5 (bosch_torch_task_create_niah). NULL
+ * on failure, with bosch_torch_create_error() naming what failed: "cannot
+ * load the model in DIR: ...", "DIR/bosch.json: ...", "tokenizer FILE:
+ * ...", "task T: ..." (BOSCH_E_IO for an unreadable file, BOSCH_E_INVALID
+ * for bad data or parameters, BOSCH_E_NOMEM). */
+BOSCH_TORCH_API bosch_torch_checkpoint *
+bosch_torch_checkpoint_open(const char *dir, const struct bosch_torch_checkpoint_params *p);
+/* NULL is a no-op. Frees the model, tokenizer and task it lent. */
+BOSCH_TORCH_API void bosch_torch_checkpoint_free(bosch_torch_checkpoint *c);
+/* What it holds, lent (NULL for a NULL checkpoint; the tokenizer is NULL
+ * when there is none). The model is not const: forwards and evaluators use
+ * it (one thread at a time, as any model). */
+BOSCH_TORCH_API bosch_torch_model *bosch_torch_checkpoint_model(const bosch_torch_checkpoint *c);
+BOSCH_TORCH_API const bosch_tokenizer *
+bosch_torch_checkpoint_tokenizer(const bosch_torch_checkpoint *c);
+BOSCH_TORCH_API const bosch_torch_task *
+bosch_torch_checkpoint_task(const bosch_torch_checkpoint *c);
+/* What was chosen, as text owned by the checkpoint ("" for NULL):
+ *   _dir        the directory as given
+ *   _task_source  "niah" (the built-in), "ruler:NAME", or the task file's
+ *                 path (bosch.json's resolved against the directory)
+ *   _tokenizer_path  the tokenizer file, "" when there is none
+ *   _describe   the model: "f32 on cpu, 3.4 MiB of parameters, 2 CPU
+ *               threads", then "; MoE: E experts (K per token) in N of L
+ *               layers" and "; config: layers 1,3 slide over W tokens
+ *               (fixed SWA)" where they apply */
+BOSCH_TORCH_API const char *bosch_torch_checkpoint_dir(const bosch_torch_checkpoint *c);
+BOSCH_TORCH_API const char *bosch_torch_checkpoint_task_source(const bosch_torch_checkpoint *c);
+BOSCH_TORCH_API const char *
+bosch_torch_checkpoint_tokenizer_path(const bosch_torch_checkpoint *c);
+BOSCH_TORCH_API const char *bosch_torch_checkpoint_describe(const bosch_torch_checkpoint *c);
+/* A number bosch.json suggests: "window", "sink", "budget" or "metric"
+ * (enum bosch_torch_metric). 1 with *value set when suggested, 0 when not
+ * (*value untouched); BOSCH_E_INVALID for a NULL argument or another key. */
+BOSCH_TORCH_API int bosch_torch_checkpoint_suggested(const bosch_torch_checkpoint *c,
+                                                     const char *key, int64_t *value);
+/* A task file bosch.json suggests: "calib", "heldout", "heldout_multi" or
+ * "heldout_two_hop", as a path (resolved against the directory) owned by
+ * the checkpoint; NULL when not suggested, for a NULL argument or another
+ * key. */
+BOSCH_TORCH_API const char *bosch_torch_checkpoint_suggested_file(const bosch_torch_checkpoint *c,
+                                                                  const char *key);
+
+/* ------------------------------------------------------------------------ */
 /* Static head-level scores (the baselines BOSCH is compared with)           */
 /* ------------------------------------------------------------------------ */
 /* Each scorer measures, on the task's prompts with full attention, how much

@@ -12,6 +12,7 @@
 // and keeps the message: for bosch_torch_create_error (creators, per thread),
 // in the model or the evaluator (functions on a handle), or in `err` (the
 #include "shim.hpp"
+#include "shim_c.h"
 
 #include <algorithm>
 #include <cstring>
@@ -180,6 +181,11 @@ BOSCH_TORCH_API uint32_t bosch_torch_threads(void) {
     } catch (...) {
         return 1;
     }
+}
+
+// shim_c.h: the C files' way to the same record.
+void bt_create_fail(const char *fn, int status, const char *reason) {
+    create_fail(fn, status, reason);
 }
 
 BOSCH_TORCH_API int bosch_torch_create_status(void) { return t_create_status; }

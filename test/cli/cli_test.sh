@@ -299,7 +299,7 @@ cmp -s "$T/mb" "$T/mc" || fail "resumed run gives another mask"
 # json-c's pretty printer puts no space after ':'; compare without blanks
 flat "$T/c.json" | grep -q '"replayed":[1-9]' || fail "resumed run replayed nothing"
 # A generated task too large for memory is refused before it is made.
-expect 1 "--samples 2048 x --context 65536 = 134217728 tokens: a generated task is limited to 67108864" \
+expect 1 "samples 2048 x context 65536 = 134217728 tokens: a generated task is limited to 67108864" \
     "$BOSCH" search --model "$T/model" --niah --context 65536 --samples 2048 --device cpu
 # An output directory that cannot take files is refused before the search.
 expect 1 "cannot write the outputs $T/none/x.json, .tsv, .svg: directory '$T/none': No such file or directory" \

@@ -1,8 +1,13 @@
-/* A model directory's bosch.json (cli/model_dir.c: the settings a model
- * suggests to the bosch command), read as search/baseline and as eval read
- * it. Messages about bad files go to stderr, as in the command. */
-#include "cli.h"
-#include "model_dir.h"
+/* A model directory's bosch.json, through libbosch-torch's own reader
+ * (lib/torch/model_dir.c, which bosch_torch_checkpoint_open uses): every
+ * input is read or refused with a message, and what is read is consistent
+ * (numbers in their ranges, task files resolved against the directory). */
+#include "torch/model_dir.h"
+
+#include "bosch/torch.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include "fuzz.h"
 
@@ -10,11 +15,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!fuzz_file("bosch.json", data, size))
         return 0;
-    for (int for_eval = 0; for_eval < 2; for_eval++) {
-        struct settings s;
-        settings_default(&s);
-        s.model = fuzz_dir();
-        model_setup(&s, for_eval);
+    struct bt_suggestions s;
+    char msg[8192];
+    msg[0] = '\0';
+    int rc = bt_suggestions_read(fuzz_dir(), &s, msg, sizeof msg);
+    if (rc != BOSCH_OK) {
+        if (!*msg || (rc != BOSCH_E_INVALID && rc != BOSCH_E_NOMEM))
+            abort(); /* a refusal always says why */
+        return 0;
     }
+    if ((s.has[BT_WINDOW] && s.number[BT_WINDOW] < 1) || (s.has[BT_SINK] && s.number[BT_SINK] < 0) ||
+        (s.has[BT_BUDGET] && s.number[BT_BUDGET] < 2) ||
+        (s.has[BT_METRIC] && s.number[BT_METRIC] != BOSCH_TORCH_METRIC_EXACT &&
+         s.number[BT_METRIC] != BOSCH_TORCH_METRIC_LOGPROB))
+        abort();
+    for (int i = 0; i < BT_FILES; i++)
+        if (s.file[i] && s.file[i][0] != '/' && strncmp(s.file[i], fuzz_dir(), strlen(fuzz_dir())))
+            abort();
+    bt_suggestions_free(&s);
     return 0;
 }

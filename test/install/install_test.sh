@@ -59,6 +59,8 @@ if [ -z "$PY" ] || ! "$PY" -c 'import venv, ensurepip' 2>/dev/null; then
 fi
 "$PY" -m venv --system-site-packages "$T/venv" >"$T/out" 2>&1 || { cat "$T/out" >&2; fail "venv"; }
 cp -rL "$SRC/bindings/python" "$T/pkg" # setuptools builds in the folder it is given
+# without a developer's earlier in-tree build: setuptools would reuse its stale copies
+rm -rf "$T/pkg/build" "$T/pkg"/*.egg-info
 "$T/venv/bin/pip" install --no-index --no-build-isolation --quiet "$T/pkg" \
     >"$T/out" 2>&1 || { cat "$T/out" >&2; fail "pip install ./bindings/python"; }
 cd "$T" || exit 1

@@ -6,6 +6,9 @@ reference (a torch task borrowing its tokenizer, an evaluator borrowing its
 model and task) register as *dependents*: they hold a Python reference to
 what they borrow, so garbage collection can never free it first, and an
 explicit ``close()`` of the borrowed handle closes its dependents before it.
+A handle *lent* by another (a checkpoint's model, task and tokenizer) is
+never freed by its wrapper: closing it only stops its use; the lender frees
+the C object.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ class Handle:
         for d in list(getattr(self, "_dependents", ())):
             d.close()
         self._h = None
-        self._free(h)
+        if not getattr(self, "_lent", False):  # lent by another handle, which frees it
+            self._free(h)
 
     def __del__(self):
         try:

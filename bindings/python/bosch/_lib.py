@@ -455,6 +455,9 @@ _PROTOTYPES = {
     "bosch_selection_project_layers": (H, [H]),
     "bosch_selection_export_duo": (c_int, [H, c_char_p]),
     "bosch_selection_export_hf": (c_int, [H, c_char_p, c_char_p]),
+    # (s, model_dir, out_dir, unsigned flags, size_t *linked, size_t *kept)
+    "bosch_selection_export_hf_dir": (c_int, [H, c_char_p, c_char_p, ctypes.c_uint, c_size_t_p,
+                                              c_size_t_p]),
     "bosch_history_write": (c_int, [c_char_p, c_size_t, c_size_t, c_void_p, c_double_p,
                                     POINTER(c_char_p), c_double, c_double]),
     # ---- testbed.h --------------------------------------------------------
@@ -589,6 +592,14 @@ TEXT_PROTOTYPES = {
     "bosch_text_ruler_create": (H, [H, POINTER(RulerParams)]),
 }
 
+class CheckpointParams(ctypes.Structure):
+    """struct bosch_torch_checkpoint_params."""
+    _fields_ = [("struct_size", c_size_t), ("device", c_char_p), ("dtype", c_int),
+                ("tokenizer", c_char_p), ("task", c_char_p), ("role", c_int),
+                ("context", c_uint32), ("samples", c_uint32), ("needles", c_uint32),
+                ("key_len", c_uint32), ("value_len", c_uint32), ("seed", c_uint64)]
+
+
 TORCH_PROTOTYPES = {
     "bosch_torch_cuda_available": (c_int, []),
     "bosch_torch_set_threads": (c_int, [c_uint32]),
@@ -650,6 +661,19 @@ TORCH_PROTOTYPES = {
     "bosch_torch_request_batch_eval": (c_int, [c_void_p, c_double_p, c_uint32_p, c_size_t,
                                                c_size_t, c_double_p, c_void_p]),
     "bosch_torch_evaluator_last_error": (c_char_p, [H]),
+    # checkpoint directory
+    "bosch_torch_checkpoint_params_init": (None, [POINTER(CheckpointParams)]),
+    "bosch_torch_checkpoint_open": (H, [c_char_p, POINTER(CheckpointParams)]),
+    "bosch_torch_checkpoint_free": (None, [H]),
+    "bosch_torch_checkpoint_model": (H, [H]),
+    "bosch_torch_checkpoint_tokenizer": (H, [H]),
+    "bosch_torch_checkpoint_task": (H, [H]),
+    "bosch_torch_checkpoint_dir": (c_char_p, [H]),
+    "bosch_torch_checkpoint_task_source": (c_char_p, [H]),
+    "bosch_torch_checkpoint_tokenizer_path": (c_char_p, [H]),
+    "bosch_torch_checkpoint_describe": (c_char_p, [H]),
+    "bosch_torch_checkpoint_suggested": (c_int, [H, c_char_p, POINTER(ctypes.c_int64)]),
+    "bosch_torch_checkpoint_suggested_file": (c_char_p, [H, c_char_p]),
     # static scores
     "bosch_torch_scorer_name": (c_char_p, [c_int]),
     # (m, t, scorer, window, sink, double *head_scores, double *unit_scores)

@@ -18,6 +18,14 @@ loaded when this module is first imported; without it the import raises
         opt = bosch.Optimizer(model.problem(ratio=0.5), seed=0, budget=100)
         result = opt.optimize(batch_evaluator=ev)       # bosch_torch_batch_eval in C
 
+One call opens a model directory the way the bosch command does (model,
+tokenizer, bosch.json's suggestions, the default task):
+
+    with backend.Checkpoint.open("models/organism", device="cpu") as ck:
+        ev = ck.evaluator()                 # bosch.json's window, sink, metric
+        result = bosch.Optimizer(ck.model.problem(ratio=0.5), seed=0,
+                                 budget=ck.suggested.get("budget", 200)).optimize(evaluator=ev)
+
 Lifetimes: an :class:`Evaluator` keeps its model and task alive, and a
 task made from text keeps its tokenizer; ``close()`` on a model, task or
 tokenizer first closes what borrows it.
@@ -40,7 +48,7 @@ from .problem import Problem
 
 tlib, library_path = _lib.load_torch()
 
-__all__ = ["Model", "Task", "Evaluator", "Device", "DType", "Metric", "Scorer", "SCORERS",
+__all__ = ["Checkpoint", "Model", "Task", "Evaluator", "Device", "DType", "Metric", "Scorer", "SCORERS",
            "METRICS", "ModelShape", "StaticScores", "cuda_available", "set_threads",
            "get_threads", "create_error", "dtype_name", "library_path", "model_defaults",
            "organism_dir"]
@@ -143,8 +151,10 @@ def get_threads() -> int:
 
 
 def model_defaults(path) -> dict:
-    """The model directory's bosch.json (suggested window, sink, metric, task
-    files...), {} when there is none."""
+    """The model directory's bosch.json as it is written (suggested window,
+    sink, metric, task files...), {} when there is none; not checked.
+    :meth:`Checkpoint.open` reads and checks it as the library does
+    (``Checkpoint.suggested``, ``Checkpoint.suggested_files``)."""
     try:
         with open(os.path.join(os.fspath(path), "bosch.json"), encoding="utf-8") as f:
             data = json.load(f)
@@ -191,6 +201,19 @@ class Model(Handle):
         if not h:
             raise _creator_error()
         super().__init__(h)
+        self._adopt(path)
+
+    @classmethod
+    def _lent_by(cls, h, owner, path) -> "Model":
+        """The model a checkpoint holds: usable while `owner` is open, freed by it."""
+        m = cls.__new__(cls)
+        m._lent = True
+        Handle.__init__(m, h, borrows=(owner,))
+        m._adopt(path)
+        return m
+
+    def _adopt(self, path) -> None:
+        h = self._h
         self.path = os.fspath(path)
         L, G, Hg, V = (ctypes.c_uint32() for _ in range(4))
         self._check(tlib.bosch_torch_model_shape(h, ctypes.byref(L), ctypes.byref(G),
@@ -614,3 +637,5 @@ class Evaluator(Handle):
     def _c_last_error(self) -> str:
         return self.last_error
 
+
+from ._checkpoint import Checkpoint  # noqa: E402  (builds on Model, Task, Evaluator above)

@@ -220,14 +220,14 @@ class Selection(Handle):
     # -- scores ------------------------------------------------------------------------
     def score(self, kind) -> float:
         """One score by ScoreKind or name ("raw", "normalized", ...); NaN when unknown."""
-        return lib.bosch_selection_score(self._handle, self._kind(kind))
+        return lib.bosch_selection_score(self._handle, self._score_kind(kind))
 
     def set_score(self, kind, value) -> None:
         v = math.nan if value is None else float(value)
-        self._check(lib.bosch_selection_set_score(self._handle, self._kind(kind), v))
+        self._check(lib.bosch_selection_set_score(self._handle, self._score_kind(kind), v))
 
     @staticmethod
-    def _kind(kind) -> int:
+    def _score_kind(kind) -> int:
         if isinstance(kind, str):
             if kind not in SCORE_KINDS:
                 raise ValueError(f"unknown score {kind!r} (one of {', '.join(SCORE_KINDS)})")
@@ -396,6 +396,20 @@ class Selection(Handle):
         `out_config` (default: over `source_config`; bosch_selection_export_hf)."""
         out = source_config if out_config is None else out_config
         self._check(lib.bosch_selection_export_hf(self._handle, _path(source_config), _path(out)))
+
+    def export_hf_dir(self, model_dir, out_dir, config_only: bool = False) -> tuple[int, int]:
+        """A directory that loads as the model with this layer-level
+        selection's sliding layers (bosch_selection_export_hf_dir, what
+        ``bosch export --format hf`` writes): out_dir/config.json,
+        out_dir/bosch-mask.json and a link to every other file of
+        `model_dir` (none with `config_only`). Returns (files linked, files
+        kept because they are not links). Project a head-level selection
+        first (:meth:`project_layers`)."""
+        linked, kept = ctypes.c_size_t(), ctypes.c_size_t()
+        self._check(lib.bosch_selection_export_hf_dir(
+            self._handle, _path(model_dir), _path(out_dir), 1 if config_only else 0,
+            ctypes.byref(linked), ctypes.byref(kept)))
+        return linked.value, kept.value
 
 
 def read_selection(path) -> Selection:

@@ -7,8 +7,9 @@ the loop), a static baseline for comparison, and the result file that the
 
     python3 search_organism.py [--model DIR] [--ratio 0.5] [--budget 200] [--out PREFIX]
 
-Defaults come from the model's bosch.json (window, sink, metric, calib
-task); the model defaults to the shipped organism (models/organism).
+The model directory is opened in one call (backend.Checkpoint.open: the
+model, bosch.json's settings and calib task, as the bosch command opens
+it); the model defaults to the shipped organism (models/organism).
 """
 
 import argparse
@@ -23,7 +24,7 @@ from bosch import backend
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default=None, help="checkpoint directory (default: the organism)")
-    ap.add_argument("--task", default=None, help="id JSONL task (default: bosch.json's calib)")
+    ap.add_argument("--task", default=None, help="a JSONL task file, niah or ruler:NAME (default: bosch.json's calib)")
     ap.add_argument("--samples", type=int, default=0, help="use the first N samples (0: all)")
     ap.add_argument("--ratio", type=float, default=0.5, help="target SWA ratio")
     ap.add_argument("--budget", type=int, default=200, help="evaluations")
@@ -35,29 +36,32 @@ def main(argv=None) -> int:
     if args.budget < 1 or not 0.0 <= args.ratio <= 1.0:
         ap.error("--budget must be >= 1 and --ratio in [0, 1]")
 
-    model_dir = args.model or backend.organism_dir()
-    if not model_dir:
-        ap.error("no --model and the organism was not found (set BOSCH_ORGANISM)")
-    defaults = backend.model_defaults(model_dir)
-    window, sink = defaults.get("window", 1024), defaults.get("sink", 4)
-    metric = defaults.get("metric", "exact")
-    task_path = args.task or os.path.join(model_dir, defaults.get("calib", "calib.jsonl"))
+    opened = dict(device=args.device, threads=args.threads)
     if args.samples:
+        opened["samples"] = args.samples  # a generated task's size
+    ck = backend.Checkpoint.open(args.model, task=args.task, **opened)
+    if args.samples and os.path.isfile(ck.task_source) and len(ck.task) > args.samples:
+        # the first N samples of a task file: a file of them, opened the same way
         import tempfile
-        with open(task_path) as f:
+        with open(ck.task_source) as f:
             head = f.readlines()[:args.samples]
-        tmp = tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False)
-        tmp.writelines(head)
-        tmp.close()
-        task_path = tmp.name
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as tmp:
+            tmp.writelines(head)
+        ck.close()
+        ck = backend.Checkpoint.open(args.model, task=tmp.name, **opened)
+    with ck:
+        sug = ck.suggested  # bosch.json's window, sink, metric (checked by the library)
+        run(args, ck, sug.get("window", 1024), sug.get("sink", 4), sug.get("metric", "exact"))
+    return 0
 
-    with backend.Model(model_dir, device=args.device, threads=args.threads) as model, \
-            backend.Task.read_jsonl(task_path) as task, \
-            backend.Evaluator(model, task, window=window, sink=sink, metric=metric) as ev:
-        print(f"model {model_dir}: {model.layers} layers x {model.kv_groups} KV groups x "
-              f"{model.heads_per_group} heads, {model.dtype} on {model.device}; "
-              f"{len(task)} samples of up to {task.prompt_len} tokens; window {window}, "
-              f"sink {sink}, metric {metric}")
+
+def run(args, ck, window, sink, metric) -> None:
+    model, task, task_path = ck.model, ck.task, ck.task_source
+    with backend.Evaluator(model, task, window=window, sink=sink, metric=metric) as ev:
+        print(f"model {ck.path}: {model.layers} layers x {model.kv_groups} KV groups x "
+              f"{model.heads_per_group} heads, {ck.description}; "
+              f"{len(task)} samples of up to {task.prompt_len} tokens ({task_path}); "
+              f"window {window}, sink {sink}, metric {metric}")
         problem = model.problem(ratio=args.ratio)
         t0 = time.time()
         opt = bosch.Optimizer(problem, seed=args.seed, budget=args.budget, batch_size=8)
@@ -77,7 +81,7 @@ def main(argv=None) -> int:
         sel = bosch.Selection.from_result(result, problem)
         sel.method = "bosch"
         sel.metric = metric
-        sel.model_path = os.path.abspath(model_dir)
+        sel.model_path = os.path.abspath(ck.path)
         sel.set_kv_saving(task.prompt_len, window, sink)
         # the settings block as the bosch command writes it (cli/output.c)
         for key, value in (("task", task_path), ("window", window), ("sink", sink),
@@ -88,7 +92,6 @@ def main(argv=None) -> int:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         sel.write(args.out)
         print(f"wrote {args.out}.json, {args.out}.tsv, {args.out}.svg")
-    return 0
 
 
 if __name__ == "__main__":
