@@ -7,8 +7,11 @@
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_STOPPED = 3 };
 
-/* Prints "bosch: MESSAGE\n" on stderr. */
+/* Prints "bosch: MESSAGE\n" on stderr ("bosch: rank R: MESSAGE" after
+ * errorf_rank); last_errorf() is the last MESSAGE (up to 4095 bytes). */
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *last_errorf(void);
+void errorf_rank(int rank);
 
 /* Reports that the model commands need libbosch-torch; returns EXIT_ERROR. */
 int no_backend(const char *cmd);

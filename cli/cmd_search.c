@@ -15,6 +15,13 @@
 #include "backend.h"
 #include "console.h"
 #endif
+#ifdef BOSCH_CLI_MPI
+#include <bosch/mpi.h>
+
+#include "mpi_job.h"
+#else
+typedef struct bosch_mpi_coordinator bosch_mpi_coordinator; /* never made */
+#endif
 
 #ifdef BOSCH_CLI_TORCH
 /* --priors FILE: the unit_importance of a saved selection (a baseline's
@@ -129,12 +136,29 @@ static void on_search_progress(const bosch_progress *p, void *user)
     console_on_progress(p, &sp->console);
 }
 
-/* Runs the search on the backend's evaluator; the exit code. */
+/* Message of the evaluator's last failure: the backend's, or in an MPI
+ * job the failing rank's. */
+static const char *evaluator_error(const struct backend *b, const bosch_mpi_coordinator *mpi)
+{
+#ifdef BOSCH_CLI_MPI
+    if (mpi)
+        return bosch_mpi_coordinator_last_error(mpi);
+#endif
+    (void)mpi;
+    return backend_last_error(b);
+}
+
+/* Runs the search on the backend's evaluator, or over the ranks of an MPI
+ * job (mpi, on rank 0); the exit code. */
 static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backend *b,
-                  const struct settings *s)
+                  const struct settings *s, bosch_mpi_coordinator *mpi)
 {
     bosch_result *res = NULL;
     int arc = backend_attach(opt, b);
+#ifdef BOSCH_CLI_MPI
+    if (!arc && mpi)
+        arc = bosch_set_request_batch_evaluator(opt, bosch_mpi_request_batch_eval, mpi);
+#endif
     if (arc)
         return opt_fail(arc, "evaluator", opt);
     struct search_progress pr = {.b = b};
@@ -150,8 +174,8 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
         errorf("cannot start the search thread");
     } else if (bosch_is_error(search_rc)) {
         status = opt_fail(search_rc, "search", opt);
-        if (search_rc == BOSCH_E_EVALUATOR)
-            errorf("evaluator: %s", backend_last_error(b));
+        if (search_rc == BOSCH_E_EVALUATOR || mpi)
+            errorf("evaluator: %s", evaluator_error(b, mpi));
     } else if ((rc = bosch_get_result(opt, &res))) {
         status = opt_fail(rc, "result", opt);
     } else if (!bosch_result_feasible(res)) {
@@ -176,13 +200,23 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
     return status;
 }
 
-static int run_search(struct settings *s)
+/* The search (rank 0 of an MPI job when job is given: it opens its model,
+ * then the other ranks report theirs, then it hands out). */
+static int run_search(struct settings *s, const void *job)
 {
     struct backend b;
     int status = EXIT_ERROR;
     bosch_problem *prob = NULL;
     bosch_optimizer *opt = NULL;
-    if (backend_open(s, &b))
+    bosch_mpi_coordinator *mpi = NULL;
+    memset(&b, 0, sizeof b);
+    int opened = !backend_open(s, &b);
+#ifdef BOSCH_CLI_MPI
+    if (job && !(mpi = mpi_job_coordinator(&b, opened)))
+        opened = 0;
+#endif
+    (void)job;
+    if (!opened)
         goto out;
     if (!(prob = backend_problem(&b))) {
         errorf("out of memory");
@@ -198,8 +232,11 @@ static int run_search(struct settings *s)
         goto out;
     }
     if (!configure(opt, s) && (!s->priors || !load_priors(opt, prob, s->priors)))
-        status = search(opt, prob, &b, s);
+        status = search(opt, prob, &b, s, mpi);
 out:
+#ifdef BOSCH_CLI_MPI
+    bosch_mpi_coordinator_free(mpi); /* the other ranks return */
+#endif
     bosch_optimizer_free(opt);
     bosch_problem_free(prob);
     backend_free(&b);
@@ -217,8 +254,28 @@ int cmd_search(int argc, char **argv)
 #ifndef BOSCH_CLI_TORCH
     return no_backend(argv[0]);
 #else
+#ifdef BOSCH_CLI_MPI
+    if (mpi_job_launched()) {
+        /* One rank of several (mpirun, srun): rank 0 searches, every rank
+         * evaluates. A rank whose setup fails still joins the handshake,
+         * which then refuses the job naming it. */
+        struct mpi_job job;
+        if (mpi_job_start(&job, &s))
+            return EXIT_ERROR;
+        if (job.rank)
+            rc = mpi_job_serve(&job, &s);
+        else if (model_setup(&s, 0) || check_output_prefix(s.out)) {
+            /* the handshake still runs: the other ranks wait on it */
+            bosch_mpi_coordinator_free(mpi_job_coordinator(&(struct backend){0}, 0));
+            rc = EXIT_ERROR;
+        } else
+            rc = run_search(&s, &job);
+        mpi_job_end();
+        return rc;
+    }
+#endif
     if (model_setup(&s, 0) || check_output_prefix(s.out))
         return EXIT_ERROR;
-    return run_search(&s);
+    return run_search(&s, NULL);
 #endif
 }

@@ -5,14 +5,28 @@
 
 #include "cli.h"
 
+static char last_error[4096];
+static const char *error_prefix = "bosch: ";
+static char prefix_buf[32];
+
 void errorf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "bosch: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "%s%s\n", error_prefix, last_error);
+}
+
+const char *last_errorf(void)
+{
+    return last_error;
+}
+
+void errorf_rank(int rank)
+{
+    snprintf(prefix_buf, sizeof prefix_buf, "bosch: rank %d: ", rank);
+    error_prefix = prefix_buf;
 }
 
 int no_backend(const char *cmd)

@@ -39,6 +39,7 @@ ALLOWED = {
     "selection": {"core", "util"},  # util: atomic file replacement
     "torch": {"core", "text"},
     "text": {"util"},  # util/read_file.c, compiled into libbosch-text too
+    "mpi": set(),  # libbosch-mpi: the public API of libbosch only
 }
 # lib/lns, bottom to top: file stem -> level (a .c and its .h share one).
 LNS_LEVEL = {

@@ -90,6 +90,9 @@ enum bosch_torch_dtype {
 /* Non-zero when this build can use CUDA (built against a CUDA libtorch and
  * a device is visible). */
 BOSCH_TORCH_API int bosch_torch_cuda_available(void);
+/* CUDA devices this process sees ("cuda:0" .. "cuda:N-1"); 0 without CUDA.
+ * The ranks of an MPI job on one node take one each (docs/mpi.md). */
+BOSCH_TORCH_API uint32_t bosch_torch_cuda_device_count(void);
 
 /* libtorch's intra-op threads (at::set_num_threads: what OMP_NUM_THREADS
  * sets at start-up) for the whole process: every model and evaluator of it.

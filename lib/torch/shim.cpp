@@ -164,6 +164,14 @@ BOSCH_TORCH_API int bosch_torch_cuda_available(void) {
     }
 }
 
+BOSCH_TORCH_API uint32_t bosch_torch_cuda_device_count(void) {
+    try {
+        return torch::cuda::is_available() ? (uint32_t)torch::cuda::device_count() : 0;
+    } catch (...) {
+        return 0;
+    }
+}
+
 BOSCH_TORCH_API int bosch_torch_set_threads(uint32_t threads) {
     if (threads == 0 || threads > 4096)
         return BOSCH_E_INVALID;

@@ -602,6 +602,7 @@ class CheckpointParams(ctypes.Structure):
 
 TORCH_PROTOTYPES = {
     "bosch_torch_cuda_available": (c_int, []),
+    "bosch_torch_cuda_device_count": (c_uint32, []),
     "bosch_torch_set_threads": (c_int, [c_uint32]),
     "bosch_torch_threads": (c_uint32, []),
     "bosch_torch_create_status": (c_int, []),

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Scaling of a search over MPI ranks (libbosch-mpi, issue 37), with a slow
+# evaluator that sleeps instead of computing (the testbed plus --sleep-ms),
+# so that a 2-core machine hosts 16 ranks: evaluations per second at 1, 2,
+# 4, 8 and 16 ranks (the root evaluating too), and the root's own CPU time
+# per evaluation (the search and the hand-out, --root-idle, no sleep).
+# Usage: bench_mpi.sh [build dir] [sleep ms] [budget] [batch size]
+set -eu
+B=${1:-build}
+SLEEP=${2:-50}
+BUDGET=${3:-480}
+BATCH=${4:-16}
+EXE=$B/examples/bosch-mpi-testbed-search
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+echo "# bosch-mpi-testbed-search: budget $BUDGET, batch size $BATCH, ${SLEEP} ms per evaluation"
+echo "$(nproc) cores; mpirun --oversubscribe; the same mask and score at every rank count"
+echo
+echo "| ranks | evaluations/s | speed-up | evaluations per rank | same result |"
+echo "|---|---|---|---|---|"
+base=""
+first=""
+for np in 1 2 4 8 16; do
+    out=$(mpirun --oversubscribe -np "$np" "$EXE" --budget "$BUDGET" --batch-size "$BATCH" \
+          --sleep-ms "$SLEEP")
+    rate=$(printf '%s\n' "$out" | sed -n 's/.*: \([0-9.]*\) per second.*/\1/p')
+    ranks=$(printf '%s\n' "$out" | sed -n 's/^ranks [0-9]*: //p')
+    result=$(printf '%s\n' "$out" | head -2)
+    [ -n "$base" ] || { base=$rate; first=$result; }
+    same=no
+    [ "$result" = "$first" ] && same=yes
+    echo "| $np | $rate | $(echo "$rate $base" | awk '{printf "%.2fx", $1 / $2}') | $ranks | $same |"
+done
+echo
+cost=$(mpirun --oversubscribe -np 2 "$EXE" --budget 2000 --batch-size "$BATCH" --root-idle |
+       sed -n 's/.*rank 0 CPU \([0-9.]*\) ms per evaluation.*/\1/p')
+echo "root's own CPU per evaluation (2 ranks, --root-idle, no sleep, 2000 evaluations): $cost ms"

@@ -1,0 +1,104 @@
+/* The bosch command as one rank of an MPI job (mpi_job.h, docs/mpi.md). */
+#include "mpi_job.h"
+
+#include <bosch/mpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "model_dir.h"
+
+/* The first of these that is set says how many ranks a launcher started:
+ * Open MPI's mpirun, MPICH's / Intel MPI's mpiexec (PMI), a step of Slurm's
+ * srun (not SLURM_NTASKS, which a batch script sees outside any step). One
+ * rank runs as a plain process. */
+static const char *const size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                        "SLURM_STEP_NUM_TASKS"};
+
+int mpi_job_launched(void)
+{
+    for (size_t i = 0; i < sizeof size_vars / sizeof size_vars[0]; i++) {
+        const char *v = getenv(size_vars[i]);
+        if (v && *v)
+            return atoi(v) > 1;
+    }
+    return 0;
+}
+
+/* This rank's place on its node: the ranks sharing memory with it. */
+static int local_rank(void)
+{
+    MPI_Comm node;
+    int r = 0;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Comm_rank(node, &r);
+        MPI_Comm_free(&node);
+    }
+    return r;
+}
+
+int mpi_job_start(struct mpi_job *j, struct settings *s)
+{
+    memset(j, 0, sizeof *j);
+    int provided = 0;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+        errorf("MPI_Init_thread failed");
+        return EXIT_ERROR;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &j->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &j->size);
+    j->local_rank = local_rank();
+    if (provided < MPI_THREAD_SERIALIZED) {
+        errorf("this MPI gives thread level %d; the search hands out from its own thread and "
+               "needs MPI_THREAD_SERIALIZED", provided);
+        MPI_Finalize();
+        return EXIT_ERROR;
+    }
+    /* One GPU per rank on a node of several: cuda:<local rank mod count>. */
+    const uint32_t gpus = bosch_torch_cuda_device_count();
+    if (gpus && (!strcmp(s->device, "auto") || !strcmp(s->device, "cuda"))) {
+        snprintf(j->device, sizeof j->device, "cuda:%u", (unsigned)j->local_rank % gpus);
+        s->device = j->device;
+    }
+    return 0;
+}
+
+void mpi_job_end(void)
+{
+    MPI_Finalize();
+}
+
+static const char *evaluator_error(void *evaluator)
+{
+    return bosch_torch_evaluator_last_error(evaluator);
+}
+
+int mpi_job_serve(const struct mpi_job *j, struct settings *s)
+{
+    errorf_rank(j->rank);
+    struct backend b;
+    memset(&b, 0, sizeof b);
+    const int opened = !model_setup(s, 0) && !backend_open(s, &b);
+    const size_t units = opened ? (size_t)b.L * b.G : 0;
+    int rc = bosch_mpi_worker_run(MPI_COMM_WORLD, units, bosch_torch_request_batch_eval, b.e,
+                                  evaluator_error, opened ? BOSCH_OK : BOSCH_E_IO,
+                                  opened ? NULL : last_errorf());
+    backend_free(&b);
+    return rc == BOSCH_OK ? EXIT_OK : EXIT_ERROR;
+}
+
+bosch_mpi_coordinator *mpi_job_coordinator(struct backend *b, int opened)
+{
+    bosch_mpi_coordinator *c = bosch_mpi_coordinator_create(
+        MPI_COMM_WORLD, opened ? (size_t)b->L * b->G : 0,
+        opened ? bosch_torch_request_batch_eval : NULL, b->e, evaluator_error,
+        opened ? BOSCH_OK : BOSCH_E_IO, opened ? NULL : last_errorf(), 0);
+    if (!c) {
+        const char *e = bosch_mpi_create_error(), *colon = strstr(e, ": ");
+        errorf("%s", colon ? colon + 2 : e);
+    }
+    return c;
+}

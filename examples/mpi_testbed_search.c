@@ -1,0 +1,175 @@
+/* A search spread over the ranks of an MPI job (libbosch-mpi): rank 0 runs
+ * the search, every rank evaluates. The objective is the testbed (a
+ * synthetic landscape of Qwen3-1.7B's shape), slowed by --sleep-ms per
+ * evaluation to stand in for a model's forward.
+ *
+ *   mpirun -np N bosch-mpi-testbed-search [--budget B] [--seed S] [--rho R]
+ *       [--batch-size K] [--sleep-ms M] [--root-idle] [--not-ready RANK]
+ *       [--journal PATH]
+ *
+ * Prints, on rank 0: the selected mask, its score, the evaluations and
+ * their rate, how many each rank made, and rank 0's CPU time per
+ * evaluation (the search and the hand-out; with --root-idle nothing else). --not-ready RANK makes that rank
+ * report that it could not open its evaluator (the job is refused before
+ * any evaluation). Exit 0, or 1 on an error. */
+#define _POSIX_C_SOURCE 200809L
+#define BOSCH_EXPERIMENTAL_API 1 /* the testbed is libbosch's experimental tier */
+#include <bosch/bosch.h>
+#include <bosch/mpi.h>
+#include <bosch/testbed.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+struct slow {
+    bosch_testbed *tb;
+    unsigned sleep_ms;
+};
+
+static int slow_eval(const uint8_t *masks, const double *fidelity, const uint32_t *draws,
+                     size_t n, size_t units, double *scores, void *user)
+{
+    struct slow *s = user;
+    if (s->sleep_ms) {
+        struct timespec ts = {(time_t)(s->sleep_ms / 1000), (long)(s->sleep_ms % 1000) * 1000000L};
+        for (size_t i = 0; i < n; i++)
+            nanosleep(&ts, NULL);
+    }
+    return bosch_testbed_request_batch_eval(masks, fidelity, draws, n, units, scores, s->tb);
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Rank 0: the search, with the job's ranks as its evaluator. */
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
+           (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+}
+
+static int search(bosch_mpi_coordinator *c, uint64_t budget, uint64_t seed, double rho,
+                  unsigned batch, const char *journal)
+{
+    const uint32_t L = 28, G = 8;
+    int rc = 1;
+    bosch_problem *p = bosch_problem_create(L, G, 2);
+    bosch_optimizer *opt = p ? bosch_optimizer_create(p) : NULL;
+    bosch_result *res = NULL;
+    uint8_t mask[28 * 8];
+    if (!opt || bosch_problem_set_target_ratio(p, rho) || bosch_set_budget(opt, budget) ||
+        bosch_set_seed(opt, seed) || bosch_set_batch_size(opt, batch) ||
+        bosch_set_request_batch_evaluator(opt, bosch_mpi_request_batch_eval, c) ||
+        (journal && bosch_set_journal(opt, journal, BOSCH_JOURNAL_AUTO))) {
+        fprintf(stderr, "setup: %s\n", opt ? bosch_optimizer_last_error(opt) : "out of memory");
+        goto out;
+    }
+    double t0 = now(), c0 = cpu_seconds();
+    int st = bosch_optimize(opt);
+    double wall = now() - t0, cpu = cpu_seconds() - c0;
+    if (st < 0) {
+        fprintf(stderr, "search: %s: %s (%s)\n", bosch_err_name(st),
+                bosch_optimizer_last_error(opt), bosch_mpi_coordinator_last_error(c));
+        goto out;
+    }
+    if (bosch_get_result(opt, &res) || bosch_result_mask(res, mask, sizeof mask))
+        goto out;
+    printf("mask ");
+    for (size_t u = 0; u < sizeof mask; u++)
+        putchar(mask[u] ? '1' : '0');
+    uint64_t evals = bosch_result_evaluations(res, -1);
+    printf("\nscore %.17g\nevaluations %llu in %.3f s: %.1f per second; rank 0 CPU %.3f ms per "
+           "evaluation\n", bosch_result_score(res), (unsigned long long)evals, wall,
+           (double)evals / wall, 1e3 * cpu / (double)(evals ? evals : 1));
+    int ranks = 0;
+    uint64_t counts[256] = {0};
+    bosch_mpi_coordinator_stats(c, &ranks, counts, 256);
+    printf("ranks %d:", ranks);
+    for (int r = 0; r < ranks && r < 256; r++)
+        printf(" %llu", (unsigned long long)counts[r]);
+    printf("\n");
+    rc = 0;
+out:
+    bosch_result_free(res);
+    bosch_optimizer_free(opt);
+    bosch_problem_free(p);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t budget = 300, seed = 1;
+    double rho = 0.75;
+    unsigned sleep_ms = 0, flags = 0, batch = 4;
+    int not_ready = -1;
+    const char *journal = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--root-idle")) {
+            flags |= BOSCH_MPI_ROOT_IDLE;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "usage: see the comment at the top of mpi_testbed_search.c\n");
+            return 1;
+        }
+        if (!strcmp(argv[i], "--budget"))
+            budget = strtoull(v, NULL, 10);
+        else if (!strcmp(argv[i], "--seed"))
+            seed = strtoull(v, NULL, 10);
+        else if (!strcmp(argv[i], "--rho"))
+            rho = atof(v);
+        else if (!strcmp(argv[i], "--batch-size"))
+            batch = (unsigned)atoi(v);
+        else if (!strcmp(argv[i], "--sleep-ms"))
+            sleep_ms = (unsigned)atoi(v);
+        else if (!strcmp(argv[i], "--not-ready"))
+            not_ready = atoi(v);
+        else if (!strcmp(argv[i], "--journal"))
+            journal = v;
+        else {
+            fprintf(stderr, "unknown option %s\n", argv[i]);
+            return 1;
+        }
+        i++;
+    }
+    int provided = 0, rank = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    /* Every rank opens its evaluator (here: the same landscape). */
+    struct slow ev = {bosch_testbed_create(28, 8, seed), sleep_ms};
+    int ready = ev.tb ? BOSCH_OK : BOSCH_E_NOMEM;
+    const char *why = ev.tb ? NULL : "out of memory";
+    if (rank == not_ready) {
+        ready = BOSCH_E_IO;
+        why = "cannot open the model (--not-ready)";
+    }
+    int rc = 0;
+    if (rank == 0) {
+        bosch_mpi_coordinator *c = bosch_mpi_coordinator_create(
+            MPI_COMM_WORLD, 28 * 8, ready == BOSCH_OK ? slow_eval : NULL, &ev, NULL, ready, why,
+            flags);
+        if (!c) {
+            fprintf(stderr, "%s\n", bosch_mpi_create_error());
+            rc = 1;
+        } else {
+            rc = search(c, budget, seed, rho, batch, journal);
+            bosch_mpi_coordinator_free(c);
+        }
+    } else {
+        rc = bosch_mpi_worker_run(MPI_COMM_WORLD, 28 * 8, slow_eval, &ev, NULL, ready, why) ? 1
+                                                                                             : 0;
+    }
+    bosch_testbed_free(ev.tb);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,119 @@
+/*
+ * libbosch-mpi: a search's evaluations spread over the ranks of an MPI job.
+ *
+ * An optional library (libbosch-mpi.so.0, built when MPI is found) beside
+ * libbosch, which never depends on it. Rank 0 (the root) runs the search
+ * as usual and gives the optimizer bosch_mpi_request_batch_eval; every
+ * other rank runs bosch_mpi_worker_run with its own evaluator. The root
+ * hands the requests of each batch out one at a time to whichever rank is
+ * free (candidates cost differently), and, unless told otherwise,
+ * evaluates requests itself on a second thread meanwhile. Scores land in
+ * the order asked, whoever computed them, so a search with a deterministic
+ * evaluator takes the same path and returns the same result on any number
+ * of ranks as in one process.
+ *
+ * Both sides start with one collective handshake (MPI_Gather on `comm`):
+ * each rank says whether its evaluator opened (a rank that could not open
+ * its model says why), and the root refuses the job before any evaluation
+ * when a rank is not ready, naming it. The root's own evaluations run on
+ * a second thread that never calls MPI, which needs MPI_THREAD_FUNNELED or
+ * above (else the root only hands out).
+ *
+ * Errors follow libbosch's conventions (bosch/bosch.h): statuses are enum
+ * bosch_error; a failing creator returns NULL with
+ * bosch_mpi_create_error(); a coordinator keeps the message of its last
+ * failure. A rank that dies takes the job down (MPI's default error
+ * handler); the root's journal (bosch_set_journal) keeps every evaluation
+ * told, and the same command resumes from it.
+ *
+ * Threads: a coordinator makes its MPI calls on the thread that calls
+ * bosch_mpi_request_batch_eval (the thread running the search) and on the
+ * thread that frees it; initialise MPI with MPI_THREAD_SERIALIZED when that
+ * is not the thread that called MPI_Init_thread. One batch at a time.
+ */
+#ifndef BOSCH_MPI_H
+#define BOSCH_MPI_H
+
+#include <mpi.h>
+
+#include "bosch/bosch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef BOSCH_MPI_API
+#if defined(BOSCH_MPI_BUILDING) && defined(__GNUC__)
+#define BOSCH_MPI_API __attribute__((visibility("default")))
+#else
+#define BOSCH_MPI_API
+#endif
+#endif
+
+typedef struct bosch_mpi_coordinator bosch_mpi_coordinator;
+
+/* The message of an evaluator's last failure, or "" (may be NULL: then a
+ * failed evaluation is reported by its status alone). */
+typedef const char *(*bosch_mpi_error_fn)(void *user);
+
+/* Flags of bosch_mpi_coordinator_create. */
+enum bosch_mpi_flags {
+    BOSCH_MPI_ROOT_IDLE = 1 /* the root only hands out: it evaluates nothing itself */
+};
+
+/* Rank 0 of `comm`, collective with bosch_mpi_worker_run on every other
+ * rank. `units` is the problem's (layers x kv_groups); `eval` / `user` the
+ * root's own evaluator (NULL with BOSCH_MPI_ROOT_IDLE, or when the root
+ * could not open one: then `ready` is its status and `why` the reason),
+ * `error` its message getter (may be NULL). Every worker must report ready
+ * with the same `units`. Returns the coordinator, or NULL
+ * (bosch_mpi_create_error(): BOSCH_E_INVALID for bad arguments, a rank
+ * that is not ready, named with its reason, or a units mismatch;
+ * BOSCH_E_NOMEM), after which the workers have returned too. */
+BOSCH_MPI_API bosch_mpi_coordinator *bosch_mpi_coordinator_create(
+    MPI_Comm comm, size_t units, bosch_request_batch_eval_fn eval, void *user,
+    bosch_mpi_error_fn error, int ready, const char *why, unsigned flags);
+
+/* Scores n requests over the ranks (a bosch_request_batch_eval_fn: pass the
+ * coordinator as `user` to bosch_set_request_batch_evaluator). Request i
+ * goes to the next free rank; scores[i] is its score. A failing rank stops
+ * the hand-out: the requests in flight are collected, and its status is
+ * returned with "rank R: <its message>" in
+ * bosch_mpi_coordinator_last_error(). BOSCH_E_INVALID when `units` is not
+ * the coordinator's. */
+BOSCH_MPI_API int bosch_mpi_request_batch_eval(const uint8_t *masks, const double *fidelity,
+                                               const uint32_t *draws, size_t n, size_t units,
+                                               double *scores, void *coordinator);
+
+/* Ranks in the job, and evaluations each has made so far (counts: `ranks`
+ * entries, rank 0 first; may be NULL). BOSCH_E_INVALID for NULL. */
+BOSCH_MPI_API int bosch_mpi_coordinator_stats(const bosch_mpi_coordinator *c, int *ranks,
+                                              uint64_t *counts, size_t n_counts);
+
+/* Message of the last failure ("" if none, or for NULL). */
+BOSCH_MPI_API const char *bosch_mpi_coordinator_last_error(const bosch_mpi_coordinator *c);
+
+/* Tells every worker to return, and frees. NULL is a no-op. */
+BOSCH_MPI_API void bosch_mpi_coordinator_free(bosch_mpi_coordinator *c);
+
+/* Every rank but 0: the handshake (`ready`: BOSCH_OK with the evaluator
+ * open, else the status of its failure and `why`), then the evaluation of
+ * what the root hands out with `eval` / `user` (message getter `error`,
+ * may be NULL) until the root frees its coordinator. BOSCH_OK then;
+ * BOSCH_E_INVALID (and nothing evaluated) when the handshake failed on any
+ * rank or the arguments are bad. A failing evaluation is reported to the
+ * root and the loop goes on. */
+BOSCH_MPI_API int bosch_mpi_worker_run(MPI_Comm comm, size_t units,
+                                       bosch_request_batch_eval_fn eval, void *user,
+                                       bosch_mpi_error_fn error, int ready, const char *why);
+
+/* Why the last bosch_mpi_coordinator_create on this thread failed: status
+ * and message, as bosch_create_status()/bosch_create_error(). */
+BOSCH_MPI_API int bosch_mpi_create_status(void);
+BOSCH_MPI_API const char *bosch_mpi_create_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BOSCH_MPI_H */
