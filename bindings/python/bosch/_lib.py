@@ -41,7 +41,7 @@ __all__ = ["lib", "library_path", "missing_symbols", "EVAL_FN", "BATCH_EVAL_FN",
            "PROGRESS_FN", "STRATEGY_INIT_FN", "STRATEGY_PROPOSE_FN", "STRATEGY_OBSERVE_FN",
            "STRATEGY_DESTROY_FN", "OBJECTIVE_FN", "SUPPORTED_MAJOR", "LibraryNotFoundError",
            "LIBRARIES", "library_candidates", "standard_dirs", "multiarch", "load_text",
-           "load_torch", "loaded_path"]
+           "load_torch", "load_mpi", "loaded_path"]
 
 #: Major API version this binding was written against (bosch.h 0.x).
 SUPPORTED_MAJOR = 0
@@ -62,6 +62,7 @@ LIBRARIES = {
     "bosch": ("libbosch.so.0", "libbosch.so", "BOSCH_LIBRARY", ""),
     "bosch-text": ("libbosch-text.so.0", "libbosch-text.so", "BOSCH_TEXT_LIBRARY", "text"),
     "bosch-torch": ("libbosch-torch.so.0", "libbosch-torch.so", "BOSCH_TORCH_LIBRARY", "torch"),
+    "bosch-mpi": ("libbosch-mpi.so.0", "libbosch-mpi.so", "BOSCH_MPI_LIBRARY", "mpi"),
 }
 
 
@@ -681,6 +682,28 @@ TORCH_PROTOTYPES = {
     "bosch_torch_model_scores": (c_int, [H, H, c_int, c_uint32, c_uint32, c_void_p, c_void_p]),
 }
 
+#: const char *(*)(void *user): an evaluator's last error (bosch_mpi_error_fn).
+MPI_ERROR_FN = CFUNCTYPE(c_char_p, c_void_p)
+
+# libbosch-mpi (bosch/mpi.h). MPI_Comm travels as c_void_p: Open MPI's
+# communicators are pointers (bosch.mpi checks mpi4py's size of one).
+MPI_PROTOTYPES = {
+    # (comm, units, eval, user, error, ready, why, flags)
+    "bosch_mpi_coordinator_create": (H, [c_void_p, c_size_t, REQUEST_BATCH_EVAL_FN, c_void_p,
+                                         MPI_ERROR_FN, c_int, c_char_p, ctypes.c_uint]),
+    "bosch_mpi_request_batch_eval": (c_int, [c_void_p, c_double_p, c_uint32_p, c_size_t,
+                                             c_size_t, c_double_p, c_void_p]),
+    # (c, int *ranks, uint64_t *counts, n_counts)
+    "bosch_mpi_coordinator_stats": (c_int, [H, c_int_p, c_uint64_p, c_size_t]),
+    "bosch_mpi_coordinator_last_error": (c_char_p, [H]),
+    "bosch_mpi_coordinator_free": (None, [H]),
+    # (comm, units, eval, user, error, ready, why)
+    "bosch_mpi_worker_run": (c_int, [c_void_p, c_size_t, REQUEST_BATCH_EVAL_FN, c_void_p,
+                                     MPI_ERROR_FN, c_int, c_char_p]),
+    "bosch_mpi_create_status": (c_int, []),
+    "bosch_mpi_create_error": (c_char_p, []),
+}
+
 #: Functions of TEXT_PROTOTYPES / TORCH_PROTOTYPES the loaded library lacks.
 missing_text_symbols: list[str] = []
 missing_torch_symbols: list[str] = []
@@ -742,6 +765,26 @@ def load_torch() -> tuple[ctypes.CDLL, str]:
     return _lazy_load("bosch-torch", TORCH_PROTOTYPES, missing_torch_symbols,
                       "libbosch-torch is built only when meson finds libtorch "
                       "(meson setup -Dtorch=enabled; docs/torch.md).")
+
+
+missing_mpi_symbols: list[str] = []
+
+
+def load_mpi() -> tuple[ctypes.CDLL, str]:
+    """libbosch-mpi (loaded once) and its path; LibraryNotFoundError when absent."""
+    return _lazy_load("bosch-mpi", MPI_PROTOTYPES, missing_mpi_symbols,
+                      "libbosch-mpi is built only when meson finds MPI (Debian: "
+                      "libopenmpi-dev; docs/mpi.md).")
+
+
+def mpi_request_batch_eval_pointer():
+    """bosch_mpi_request_batch_eval as a bosch_request_batch_eval_fn pointer."""
+    return REQUEST_BATCH_EVAL_FN(("bosch_mpi_request_batch_eval", load_mpi()[0]))
+
+
+def torch_evaluator_error_pointer():
+    """bosch_torch_evaluator_last_error as a bosch_mpi_error_fn pointer."""
+    return MPI_ERROR_FN(("bosch_torch_evaluator_last_error", load_torch()[0]))
 
 
 def torch_batch_eval_pointer():

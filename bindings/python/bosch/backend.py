@@ -48,10 +48,10 @@ from .problem import Problem
 
 tlib, library_path = _lib.load_torch()
 
-__all__ = ["Checkpoint", "Model", "Task", "Evaluator", "Device", "DType", "Metric", "Scorer", "SCORERS",
-           "METRICS", "ModelShape", "StaticScores", "cuda_available", "set_threads",
-           "get_threads", "create_error", "dtype_name", "library_path", "model_defaults",
-           "organism_dir"]
+__all__ = ["Checkpoint", "Model", "Task", "Evaluator", "Device", "DType", "Metric", "Scorer",
+           "SCORERS", "METRICS", "ModelShape", "StaticScores", "cuda_available",
+           "cuda_device_count", "set_threads", "get_threads", "create_error", "dtype_name",
+           "library_path", "model_defaults", "organism_dir"]
 
 
 class Device(enum.IntEnum):
@@ -127,6 +127,11 @@ def _creator_error():
 def cuda_available() -> bool:
     """Whether this libbosch-torch can use CUDA (a CUDA build and a visible device)."""
     return bool(tlib.bosch_torch_cuda_available())
+
+
+def cuda_device_count() -> int:
+    """CUDA devices this process sees (bosch_torch_cuda_device_count); 0 without CUDA."""
+    return int(tlib.bosch_torch_cuda_device_count())
 
 
 def dtype_name(dtype) -> str | None:

@@ -43,6 +43,8 @@ def c_kind(decl):
         return C_INTEGERS[t]
     if t.endswith("_fn"):  # callback typedefs are pointers
         return "ptr"
+    if t == "MPI_Comm":  # Open MPI's communicators are pointers (bosch.mpi checks)
+        return "ptr"
     if t.startswith("bosch_"):  # an enum of the API
         return (4, True)
     raise AssertionError("unknown C type %r" % decl)
@@ -79,7 +81,7 @@ def header_prototypes():
         src = open(path).read()
         src = re.sub(r"/\*.*?\*/", " ", src, flags=re.S)
         src = re.sub(r"//[^\n]*", " ", src)
-        for m in re.finditer(r"BOSCH_(?:TORCH_|TEXT_)?API\s+"
+        for m in re.finditer(r"BOSCH_(?:TORCH_|TEXT_|MPI_)?API\s+"
                              r"(BOSCH_(?:TORCH_)?DEPRECATED\([^)]*\)\s+)?"
                              r"([^;{}()#]*?)\b(bosch_\w+)\s*\(([^;{}#]*?)\)\s*;", src):
             deprecated, ret, name, args = m.groups()
@@ -98,6 +100,7 @@ def all_prototypes():
     protos = dict(_lib._PROTOTYPES)
     protos.update(_lib.TEXT_PROTOTYPES)
     protos.update(_lib.TORCH_PROTOTYPES)
+    protos.update(_lib.MPI_PROTOTYPES)
     return protos
 
 
