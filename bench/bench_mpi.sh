@@ -34,3 +34,32 @@ echo
 cost=$(mpirun --oversubscribe -np 2 "$EXE" --budget 2000 --batch-size "$BATCH" --root-idle |
        sed -n 's/.*rank 0 CPU \([0-9.]*\) ms per evaluation.*/\1/p')
 echo "root's own CPU per evaluation (2 ranks, --root-idle, no sleep, 2000 evaluations): $cost ms"
+
+# The organism (models/organism) through the bosch command: one process on
+# every core against one rank per core (1 libtorch thread each).
+BOSCH=$B/cli/bosch
+if [ -x "$BOSCH" ] && [ "${ORGANISM_BUDGET:-40}" -gt 0 ]; then
+    OB=${ORGANISM_BUDGET:-40}
+    T=$(mktemp -d /tmp/bench-mpi-XXXXXX)
+    echo
+    echo "## bosch search on the organism, budget $OB, batch size 4"
+    echo
+    echo "| run | wall s | same result |"
+    echo "|---|---|---|"
+    t0=$(date +%s.%N)
+    BOSCH_THREAD_POLICY=0 OMP_NUM_THREADS=$(nproc) "$BOSCH" search --device cpu --budget "$OB" \
+        --out "$T/one" >/dev/null 2>&1
+    t1=$(date +%s.%N)
+    echo "| 1 process, $(nproc) libtorch threads | $(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}') | - |"
+    for np in 2 4; do
+        t0=$(date +%s.%N)
+        BOSCH_THREAD_POLICY=0 OMP_NUM_THREADS=1 mpirun --oversubscribe -np "$np" \
+            -x OMP_NUM_THREADS -x BOSCH_THREAD_POLICY "$BOSCH" search --device cpu \
+            --budget "$OB" --out "$T/np$np" >/dev/null 2>&1
+        t1=$(date +%s.%N)
+        same=no
+        cmp -s "$T/one.tsv" "$T/np$np.tsv" && same=yes
+        echo "| mpirun -np $np, 1 thread each | $(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}') | $same |"
+    done
+    rm -rf "$T"
+fi
