@@ -174,7 +174,8 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
         errorf("cannot start the search thread");
     } else if (bosch_is_error(search_rc)) {
         status = opt_fail(search_rc, "search", opt);
-        if (search_rc == BOSCH_E_EVALUATOR || mpi)
+        /* a rank's failure comes back with its own status, and its message */
+        if (search_rc == BOSCH_E_EVALUATOR || (mpi && *evaluator_error(b, mpi)))
             errorf("evaluator: %s", evaluator_error(b, mpi));
     } else if ((rc = bosch_get_result(opt, &res))) {
         status = opt_fail(rc, "result", opt);
@@ -200,9 +201,9 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
     return status;
 }
 
-/* The search (rank 0 of an MPI job when job is given: it opens its model,
- * then the other ranks report theirs, then it hands out). */
-static int run_search(struct settings *s, const void *job)
+/* The search (rank 0 of an MPI job when in_job: it opens its model, then
+ * the other ranks report theirs, then it hands out). */
+static int run_search(struct settings *s, int in_job)
 {
     struct backend b;
     int status = EXIT_ERROR;
@@ -212,10 +213,10 @@ static int run_search(struct settings *s, const void *job)
     memset(&b, 0, sizeof b);
     int opened = !backend_open(s, &b);
 #ifdef BOSCH_CLI_MPI
-    if (job && !(mpi = mpi_job_coordinator(&b, opened)))
+    if (in_job && !(mpi = mpi_job_coordinator(&b, opened)))
         opened = 0;
 #endif
-    (void)job;
+    (void)in_job;
     if (!opened)
         goto out;
     if (!(prob = backend_problem(&b))) {
@@ -269,13 +270,13 @@ int cmd_search(int argc, char **argv)
             bosch_mpi_coordinator_free(mpi_job_coordinator(&(struct backend){0}, 0));
             rc = EXIT_ERROR;
         } else
-            rc = run_search(&s, &job);
+            rc = run_search(&s, 1);
         mpi_job_end();
         return rc;
     }
 #endif
     if (model_setup(&s, 0) || check_output_prefix(s.out))
         return EXIT_ERROR;
-    return run_search(&s, NULL);
+    return run_search(&s, 0);
 #endif
 }

@@ -27,15 +27,6 @@ struct bosch_text_task {
     size_t n, cap;
 };
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 int text_known_role(const char *r)
 {
     return r && (!strcmp(r, "system") || !strcmp(r, "user") || !strcmp(r, "assistant"));
@@ -93,13 +84,13 @@ int text_task_add(bosch_text_task *t, const char *text,
     memset(s, 0, sizeof *s);
     int ok = 1;
     if (text)
-        ok = (s->text = dup_str(text)) != NULL;
+        ok = (s->text = strdup(text)) != NULL;
     if (ok && n_messages) {
         ok = (s->messages = calloc(n_messages, sizeof *s->messages)) != NULL;
         for (size_t i = 0; ok && i < n_messages; i++) {
             s->n_messages = i + 1;
-            s->messages[i].role = dup_str(messages[i].role);
-            s->messages[i].content = dup_str(messages[i].content);
+            s->messages[i].role = strdup(messages[i].role);
+            s->messages[i].content = strdup(messages[i].content);
             ok = s->messages[i].role && s->messages[i].content;
         }
     }
@@ -108,13 +99,13 @@ int text_task_add(bosch_text_task *t, const char *text,
     struct text_buf target = {0};
     for (size_t j = 0; ok && j < n_answers; j++) {
         s->n_answers = j + 1;
-        ok = (s->answers[j] = dup_str(answers[j])) != NULL &&
+        ok = (s->answers[j] = strdup(answers[j])) != NULL &&
              text_buf_adds(&target, j ? ", " : " ") == BOSCH_OK &&
              text_buf_adds(&target, answers[j]) == BOSCH_OK;
     }
     s->target = target.data;
     if (ok && answer_prefix)
-        ok = (s->answer_prefix = dup_str(answer_prefix)) != NULL;
+        ok = (s->answer_prefix = strdup(answer_prefix)) != NULL;
     s->max_new_tokens = max_new_tokens;
     if (!ok) {
         sample_free(s);

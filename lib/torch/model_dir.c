@@ -173,18 +173,23 @@ long bt_lowest_special_id(const char *dir)
 
 int bt_is_text_jsonl(const char *path)
 {
+    enum { LINE = 65536 };
     FILE *f = fopen(path, "rb");
-    if (!f)
+    char *line = f ? malloc(LINE) : NULL; /* not on a host thread's stack */
+    if (!line) {
+        if (f)
+            fclose(f);
         return 0;
-    char line[65536];
+    }
     int text = 0;
-    while (fgets(line, sizeof line, f)) {
+    while (fgets(line, LINE, f)) {
         if (strspn(line, " \t\r\n") == strlen(line))
             continue;
         text = (strstr(line, "\"text\"") || strstr(line, "\"messages\"")) &&
                !strstr(line, "\"prompt\"");
         break;
     }
+    free(line);
     fclose(f);
     return text;
 }

@@ -61,15 +61,6 @@ static const char *reason(const char *e, int status)
     return *e ? (c ? c + 2 : e) : bosch_strerror(status);
 }
 
-static char *dup_text(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 static int is_ruler(const char *task)
 {
     return !strncmp(task, "ruler:", 6);
@@ -130,7 +121,7 @@ static int open_tokenizer(bosch_torch_checkpoint *c, const char *given)
     if (!(c->tok = bosch_tokenizer_open(p)))
         return fail(bosch_text_create_status(), "tokenizer %s: %s", p,
                     reason(bosch_text_create_error(), bosch_text_create_status()));
-    if (!(c->tokenizer_path = dup_text(p)))
+    if (!(c->tokenizer_path = strdup(p)))
         return fail(BOSCH_E_NOMEM, "out of memory");
     return 0;
 }
@@ -183,9 +174,14 @@ static bosch_torch_task *builtin_niah(const bosch_torch_checkpoint *c,
     uint32_t V = 0;
     bosch_torch_model_shape(c->model, NULL, NULL, NULL, &V);
     long low = c->tok ? -1 : bt_lowest_special_id(c->dir);
-    if (!c->tok && (low < 0 || low > (long)V || low <= 4))
-        return bosch_torch_task_create_niah(V, p->context, p->samples, p->needles, p->key_len,
-                                            p->value_len, 0.0, 1.0, p->seed);
+    if (!c->tok && (low < 0 || low > (long)V || low <= 4)) {
+        bosch_torch_task *t = bosch_torch_task_create_niah(V, p->context, p->samples, p->needles,
+                                                           p->key_len, p->value_len, 0.0, 1.0,
+                                                           p->seed);
+        if (!t)
+            task_fail("niah");
+        return t;
+    }
     size_t n = 0, cap = c->tok ? V : (size_t)low - 3;
     int32_t *filler = malloc((cap ? cap : 1) * sizeof *filler);
     if (!filler) {
@@ -204,21 +200,21 @@ static bosch_torch_task *builtin_niah(const bosch_torch_checkpoint *c,
         filler, n, 0, 1, 2, p->context, p->samples, p->needles, p->key_len, p->value_len, 0.0,
         1.0, p->seed);
     free(filler);
+    if (!t)
+        task_fail("niah");
     return t;
 }
 
-/* The task, each way recording its own failure. */
+/* The task; each way records its own failure. */
 static int open_task(bosch_torch_checkpoint *c, const struct bosch_torch_checkpoint_params *p)
 {
     const char *src = c->task_source;
     if (is_ruler(src) || (strcmp(src, "niah") && bt_is_text_jsonl(src)))
         c->task = text_task(c, p);
-    else if (strcmp(src, "niah"))
-        c->task = bosch_torch_task_read_jsonl(src);
-    else
+    else if (!strcmp(src, "niah"))
         c->task = builtin_niah(c, p);
-    if (!c->task && strncmp(bosch_torch_create_error(), FN ": ", strlen(FN) + 2))
-        task_fail(src); /* the creator's own record, under this function's name */
+    else if (!(c->task = bosch_torch_task_read_jsonl(src)))
+        task_fail(src);
     return c->task ? 0 : -1;
 }
 
@@ -232,7 +228,7 @@ static int choose_task(bosch_torch_checkpoint *c, const struct bosch_torch_check
         src = "niah";
     if (!*src)
         return fail(BOSCH_E_INVALID, "task \"\": give a file, \"niah\" or \"ruler:NAME\"");
-    if (!(c->task_source = dup_text(src)))
+    if (!(c->task_source = strdup(src)))
         return fail(BOSCH_E_NOMEM, "out of memory");
     const unsigned long long tokens = (unsigned long long)p->samples * p->context;
     if ((!strcmp(src, "niah") || is_ruler(src)) && tokens > MAX_GENERATED_TOKENS)
@@ -267,7 +263,7 @@ bosch_torch_checkpoint *bosch_torch_checkpoint_open(const char *dir,
     if (check_params(dir, p))
         return NULL;
     bosch_torch_checkpoint *c = calloc(1, sizeof *c);
-    if (!c || !(c->dir = dup_text(dir))) {
+    if (!c || !(c->dir = strdup(dir))) {
         free(c);
         fail(BOSCH_E_NOMEM, "out of memory");
         return NULL;

@@ -234,6 +234,11 @@ START_TEST(errors_name_what_failed)
     p.samples = 65536;
     p.context = 2048;
     expect_failure(organism(), &p, BOSCH_E_INVALID, "a generated task is limited to 67108864");
+    /* A NIAH the creator refuses (needles that cannot fit the context). */
+    p.samples = 2;
+    p.context = 16;
+    p.needles = 64;
+    expect_failure(organism(), &p, BOSCH_E_INVALID, "task niah: ");
     p = cpu_params();
     p.role = 7;
     expect_failure(organism(), &p, BOSCH_E_INVALID, "role 7");
