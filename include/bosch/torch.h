@@ -358,6 +358,24 @@ BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const d
                                                    const uint32_t *draws, size_t n,
                                                    size_t units, double *scores,
                                                    void *evaluator);
+/* A request's score is the mean of its samples' values (per sample: the
+ * metric's 0/1, mean log-probability or match share), added one by one in
+ * double in ascending sample order, then divided by their count; so a
+ * request may be scored in parts. The samples a request at `fidelity` is
+ * scored on (k above); 0 for NULL or a fidelity outside (0, 1]. Matches
+ * libbosch-mpi's bosch_mpi_sample_count_fn. */
+BOSCH_TORCH_API size_t bosch_torch_request_samples(double fidelity, void *evaluator);
+/* The values of samples [first, first + count) of one request (its k
+ * samples in ascending order, as above) into values[0 .. count): added in
+ * that order after the values of samples [0, first), divided by k, they
+ * give bosch_torch_request_batch_eval's score bit for bit on the CPU
+ * (on CUDA, up to the kernels' rounding of a smaller forward). Matches
+ * libbosch-mpi's bosch_mpi_sample_eval_fn. BOSCH_E_INVALID for a range
+ * outside [0, k), a bad fidelity or units; failures as
+ * bosch_torch_batch_eval. */
+BOSCH_TORCH_API int bosch_torch_sample_eval(const uint8_t *mask, double fidelity, uint32_t draw,
+                                            size_t first, size_t count, size_t units,
+                                            double *values, void *evaluator);
 /* The evaluator's numerical noise: how far its scores move by rounding
  * alone. Measured on the first call (then kept): the two anchors (all
  * units full, all SWA) are scored through the evaluator's attention kernels

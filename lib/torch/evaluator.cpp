@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -417,7 +418,7 @@ int64_t Evaluator::start_layer(const uint8_t *mask) const {
 }
 
 void Evaluator::score(const uint8_t *masks, size_t n, double *scores,
-                      const std::vector<size_t> &subset) {
+                      const std::vector<size_t> &subset, double *values) {
     if (n == 0)
         return;
     if (!masks || !scores)
@@ -426,18 +427,41 @@ void Evaluator::score(const uint8_t *masks, size_t n, double *scores,
         if (subset[i] >= size_t(M_) || (i > 0 && subset[i] <= subset[i - 1]))
             invalid("sample subset must be ascending, distinct and below " + std::to_string(M_));
     const bool all = subset.empty() || subset.size() == size_t(M_);
-    if (metric_ == Metric::Match) { // generation: no teacher-forced rows, no cache
-        match_scores(model_, task_, w_, masks, n, batch_, subset, scores, &layer_rows_);
-        return;
+    const int64_t count = all ? M_ : int64_t(subset.size());
+    std::vector<double> own;
+    if (!values) {
+        own.resize(n * size_t(count));
+        values = own.data();
     }
+    if (metric_ == Metric::Match) { // generation: no teacher-forced rows, no cache
+        match_scores(model_, task_, w_, masks, n, batch_, subset, values, &layer_rows_);
+    } else {
+        score_forward(masks, n, all ? std::vector<size_t>() : subset, count, values);
+    }
+    // The samples' values added in sample order: independent of which
+    // samples shared a forward (buckets, forward_tokens_, MPI shards).
+    for (size_t c = 0; c < n; c++) {
+        double sum = 0.0;
+        for (int64_t j = 0; j < count; j++)
+            sum += values[c * size_t(count) + size_t(j)];
+        scores[c] = sum / double(count);
+    }
+}
+
+void Evaluator::score_forward(const uint8_t *masks, size_t n, const std::vector<size_t> &subset,
+                              int64_t count, double *values) {
     const size_t units = size_t(model_.layers() * model_.kv_heads());
     if (cache_on_ && !cache_built_)
         build_cache();
+    const bool all = subset.empty();
     std::vector<Bucket> sub;
     if (!all)
         sub = subset_buckets(subset);
     const std::vector<Bucket> &bks = all ? buckets_ : sub;
-    const int64_t count = all ? M_ : int64_t(subset.size());
+    // Each task sample's position among the scored ones.
+    std::vector<int64_t> pos(static_cast<size_t>(M_), -1);
+    for (int64_t j = 0; j < count; j++)
+        pos[all ? size_t(j) : subset[size_t(j)]] = j;
     std::vector<int64_t> start(n);
     for (size_t i = 0; i < n; i++)
         start[i] = start_layer(masks + i * units);
@@ -454,13 +478,14 @@ void Evaluator::score(const uint8_t *masks, size_t n, double *scores,
         while (j < n && j - i < size_t(batch_) && start[order[j]] == start[order[i]])
             j++;
         std::vector<size_t> idx(order.begin() + long(i), order.begin() + long(j));
-        score_group(masks, idx, start[order[i]], bks, count, scores);
+        score_group(masks, idx, start[order[i]], bks, pos, count, values);
         i = j;
     }
 }
 
 void Evaluator::score_group(const uint8_t *masks, const std::vector<size_t> &idx, int64_t start,
-                            const std::vector<Bucket> &bks, int64_t count, double *scores) {
+                            const std::vector<Bucket> &bks, const std::vector<int64_t> &pos,
+                            int64_t count, double *values) {
     const int64_t L = model_.layers(), G = model_.kv_heads(), H = model_.hidden();
     const int64_t k = int64_t(idx.size()), units = L * G;
     const torch::Device dev = model_.device();
@@ -473,9 +498,11 @@ void Evaluator::score_group(const uint8_t *masks, const std::vector<size_t> &idx
         torch::from_blob(um.data(), {k, 1, L, G}, torch::TensorOptions().dtype(torch::kUInt8))
             .to(dev, torch::kBool); // a copy, also on CPU
 
-    // Sum over samples, bucket by bucket: forwards of k candidates x as many
-    // of the bucket's samples as forward_tokens_ allows (all when unbounded).
-    torch::Tensor total = torch::zeros({k}, torch::TensorOptions().dtype(torch::kFloat64).device(dev));
+    // Per-sample values [k, count] on the device, bucket by bucket: forwards
+    // of k candidates x as many of the bucket's samples as forward_tokens_
+    // allows (all when unbounded); one copy to the host at the end.
+    torch::Tensor vals =
+        torch::zeros({k, count}, torch::TensorOptions().dtype(torch::kFloat64).device(dev));
     for (const Bucket &whole : bks) {
         const int64_t per = samples_per_forward(whole, k);
         for (int64_t m0 = 0; m0 < whole.M; m0 += per) {
@@ -492,13 +519,17 @@ void Evaluator::score_group(const uint8_t *masks, const std::vector<size_t> &idx
             h = model_.run_layers(h, unit_masks, w_, start, L);
             layer_rows_ += B * (L - start);
             forwards_++;
-            total += sample_scores(b, k, h).sum(1);
+            std::vector<int64_t> at(static_cast<size_t>(b.M));
+            for (int64_t r = 0; r < b.M; r++)
+                at[size_t(r)] = pos[b.members[size_t(r)]];
+            vals.index_copy_(1, torch::tensor(at).to(dev), sample_scores(b, k, h));
         }
     }
-    torch::Tensor s = (total / double(count)).to(torch::kCPU).contiguous();
-    const double *sp = s.data_ptr<double>();
+    torch::Tensor v = vals.to(torch::kCPU).contiguous();
+    const double *vp = v.data_ptr<double>();
     for (int64_t c = 0; c < k; c++)
-        scores[idx[size_t(c)]] = sp[c];
+        std::memcpy(values + idx[size_t(c)] * size_t(count), vp + c * count,
+                    size_t(count) * sizeof(double));
 }
 
 torch::Tensor Evaluator::sample_scores(const Bucket &b, int64_t k, const torch::Tensor &h) {

@@ -79,9 +79,15 @@ public:
     // samples only (their mean); empty or every sample = the whole task, by
     // the same computation. A subset keeps the buckets: each bucket's chosen
     // samples form a bucket of their own, padded to their longest, reading
-    // the prefix cache's rows of those samples.
+    // the prefix cache's rows of those samples. A score is the sum of its
+    // samples' values in `subset` order (ascending sample index), added one
+    // by one in double, divided by their count: the same score whichever
+    // samples shared a forward, so that a request split over MPI ranks and
+    // summed in that order gives it too. `values` (may be null): n x count
+    // per-sample values (count = subset size, or samples() for the whole
+    // task), candidate-major.
     void score(const uint8_t *masks, size_t n, double *scores,
-               const std::vector<size_t> &subset = {});
+               const std::vector<size_t> &subset = {}, double *values = nullptr);
     size_t samples() const { return size_t(M_); }
 
     // The evaluator's numerical noise (torch.h, bosch_torch_evaluator_noise):
@@ -128,8 +134,16 @@ private:
     int64_t start_layer(const uint8_t *mask) const;
     // Scores candidates idx of `masks` on the samples of `bks` (`count` in
     // all), writing scores[idx[c]].
+    // The teacher-forced metrics' per-sample values (score()'s `values`);
+    // `subset` empty for the whole task.
+    void score_forward(const uint8_t *masks, size_t n, const std::vector<size_t> &subset,
+                       int64_t count, double *values);
+    // Scores candidates idx (all starting at layer `start`) on buckets bks:
+    // writes each candidate's per-sample values into row idx[c] of `values`
+    // (count per row, at the sample's position `pos[sample]`).
     void score_group(const uint8_t *masks, const std::vector<size_t> &idx, int64_t start,
-                     const std::vector<Bucket> &bks, int64_t count, double *scores);
+                     const std::vector<Bucket> &bks, const std::vector<int64_t> &pos,
+                     int64_t count, double *values);
     // Per-sample scores [k, M] (f64) of one bucket from the hidden states h
     // [k*M, T, H] after the last layer. A metric that scores a greedy
     // continuation of N tokens would add its branch here (it decodes from

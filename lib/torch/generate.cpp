@@ -115,7 +115,7 @@ void check_match_task(const Task &task) {
 }
 
 void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *masks, size_t n,
-                  uint32_t batch, const std::vector<size_t> &samples, double *scores,
+                  uint32_t batch, const std::vector<size_t> &samples, double *values,
                   int64_t *layer_rows) {
     check_match_task(task);
     std::vector<size_t> pick = samples;
@@ -143,13 +143,10 @@ void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *ma
                                             torch::TensorOptions().dtype(torch::kUInt8))
                                .to(m.device(), torch::kBool);
         run_greedy(m, task, w, seqs, ut, layer_rows);
-        for (size_t c = 0; c < k; c++) {
-            double sum = 0.0;
+        for (size_t c = 0; c < k; c++)
             for (int64_t b = 0; b < M; b++)
-                sum += match_of(task, task.samples[pick[size_t(b)]],
-                                seqs[c * size_t(M) + size_t(b)]);
-            scores[c0 + c] = sum / double(M);
-        }
+                values[(c0 + c) * size_t(M) + size_t(b)] =
+                    match_of(task, task.samples[pick[size_t(b)]], seqs[c * size_t(M) + size_t(b)]);
     }
 }
 

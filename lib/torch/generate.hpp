@@ -14,15 +14,16 @@ namespace bosch_torch {
 // max_new_tokens (stopping at a special token, or at an id the tokenizer
 // has no token for, which is not kept), the continuation is decoded
 // with the task's tokenizer (special tokens left out) and scored by RULER's
-// string_match_all against its answers; the score is the mean over samples.
+// string_match_all against its answers, a value per sample (the score is
+// their mean, which the caller takes).
 // At most `batch` candidates x all samples per forward. Each generated token
 // re-runs the whole sequence (no KV cache): cost grows with max_new_tokens.
 // `layer_rows` (may be null) accumulates batch rows x layers run.
-// `samples` (task sample indices) scores on those samples only (their mean);
-// empty = every sample.
+// `samples` (task sample indices) scores on those samples only; empty =
+// every sample. `values`: n x (samples scored), candidate-major.
 // Throws Failure(BOSCH_E_INVALID) for a task without a tokenizer or answers.
 void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *masks, size_t n,
-                  uint32_t batch, const std::vector<size_t> &samples, double *scores,
+                  uint32_t batch, const std::vector<size_t> &samples, double *values,
                   int64_t *layer_rows);
 
 // Throws Failure(BOSCH_E_INVALID) unless `task` can be scored by the match

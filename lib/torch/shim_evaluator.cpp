@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -238,41 +239,50 @@ BOSCH_TORCH_API int bosch_torch_evaluator_noise(bosch_torch_evaluator *e, double
 
 // Requests (torch.h): request i at fidelity f is scored on
 // k = max(1, ceil(f * samples)) samples, from (draw * k) mod samples on,
-// cyclically. Requests on the same samples (every request with k = samples
-// is on all of them) form one group, scored by one Evaluator::score call
-// (batch, buckets and prefix cache as for bosch_torch_batch_eval); at
-// k = samples that is exactly bosch_torch_batch_eval's computation.
+// cyclically: `request_samples` gives them ascending (empty: all of them).
+// Throws for a fidelity outside (0, 1].
+static std::vector<size_t> request_samples(size_t S, double f, uint32_t draw,
+                                           const std::string &what) {
+    if (!(f > 0.0 && f <= 1.0)) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%g", f);
+        invalid(what + "fidelity " + buf + " is outside (0, 1]");
+    }
+    // A few ulps below f * S, so that f = 0.1 of 30 samples
+    // (0.1 * 30 = 3.0000000000000004) takes 3 samples, not 4.
+    const double x = f * double(S);
+    size_t k = size_t(std::ceil(x * (1.0 - 1e-12)));
+    k = std::min(S, std::max<size_t>(1, k));
+    std::vector<size_t> subset;
+    if (k == S)
+        return subset;
+    const size_t first = size_t((uint64_t(draw % S) * uint64_t(k)) % uint64_t(S));
+    for (size_t j = 0; j < k; j++)
+        subset.push_back((first + j) % S);
+    std::sort(subset.begin(), subset.end());
+    return subset;
+}
+
+// Requests on the same samples (every request with k = samples is on all
+// of them) form one group, scored by one Evaluator::score call (batch,
+// buckets and prefix cache as for bosch_torch_batch_eval); at k = samples
+// that is exactly bosch_torch_batch_eval's computation.
 BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const double *fidelity,
                                                    const uint32_t *draws, size_t n, size_t units,
                                                    double *scores, void *evaluator) {
     return with_evaluator(evaluator, units, [&](Evaluator &ev) {
         if (n > 0 && (!masks || !fidelity || !draws || !scores))
             invalid("masks, fidelity, draws and scores must not be NULL");
-        const size_t S = ev.samples();
-        // Group key: (first sample, k); every full-task request is (0, S).
-        std::vector<std::pair<size_t, size_t>> keys;
+        std::vector<std::vector<size_t>> keys;
         std::vector<std::vector<size_t>> members;
         for (size_t i = 0; i < n; i++) {
-            const double f = fidelity[i];
-            if (!(f > 0.0 && f <= 1.0)) {
-                char buf[64];
-                std::snprintf(buf, sizeof buf, "%g", f);
-                invalid("request " + std::to_string(i) + ": fidelity " + buf +
-                        " is outside (0, 1]");
-            }
-            // A few ulps below f * S, so that f = 0.1 of 30 samples
-            // (0.1 * 30 = 3.0000000000000004) takes 3 samples, not 4.
-            const double x = f * double(S);
-            size_t k = size_t(std::ceil(x * (1.0 - 1e-12)));
-            k = std::min(S, std::max<size_t>(1, k));
-            const size_t first =
-                k == S ? 0 : size_t((uint64_t(draws[i] % S) * uint64_t(k)) % uint64_t(S));
-            const std::pair<size_t, size_t> key(first, k);
+            std::vector<size_t> key = request_samples(ev.samples(), fidelity[i], draws[i],
+                                                      "request " + std::to_string(i) + ": ");
             size_t g = 0;
             while (g < keys.size() && keys[g] != key)
                 g++;
             if (g == keys.size()) {
-                keys.push_back(key);
+                keys.push_back(std::move(key));
                 members.emplace_back();
             }
             members[g].push_back(i);
@@ -281,21 +291,46 @@ BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const d
         std::vector<double> out;
         for (size_t g = 0; g < keys.size(); g++) {
             const std::vector<size_t> &idx = members[g];
-            const size_t first = keys[g].first, k = keys[g].second;
-            std::vector<size_t> subset;
-            if (k < S) {
-                for (size_t j = 0; j < k; j++)
-                    subset.push_back((first + j) % S);
-                std::sort(subset.begin(), subset.end());
-            }
             buf.resize(idx.size() * units);
             for (size_t c = 0; c < idx.size(); c++)
                 std::memcpy(buf.data() + c * units, masks + idx[c] * units, units);
             out.assign(idx.size(), 0.0);
-            ev.score(buf.data(), idx.size(), out.data(), subset);
+            ev.score(buf.data(), idx.size(), out.data(), keys[g]);
             for (size_t c = 0; c < idx.size(); c++)
                 scores[idx[c]] = out[c];
         }
+    });
+}
+
+BOSCH_TORCH_API size_t bosch_torch_request_samples(double fidelity, void *evaluator) {
+    auto *e = static_cast<bosch_torch_evaluator *>(evaluator);
+    if (!e || !e->ev || !(fidelity > 0.0 && fidelity <= 1.0))
+        return 0;
+    const size_t S = e->ev->samples();
+    const std::vector<size_t> subset = request_samples(S, fidelity, 0, "");
+    return subset.empty() ? S : subset.size();
+}
+
+BOSCH_TORCH_API int bosch_torch_sample_eval(const uint8_t *mask, double fidelity, uint32_t draw,
+                                            size_t first, size_t count, size_t units,
+                                            double *values, void *evaluator) {
+    return with_evaluator(evaluator, units, [&](Evaluator &ev) {
+        if (!mask || (count && !values))
+            invalid("mask and values must not be NULL");
+        std::vector<size_t> all = request_samples(ev.samples(), fidelity, draw, "");
+        if (all.empty()) {
+            all.resize(ev.samples());
+            std::iota(all.begin(), all.end(), size_t(0));
+        }
+        if (first > all.size() || count > all.size() - first)
+            invalid("samples [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                    ") of a request of " + std::to_string(all.size()));
+        if (count == 0)
+            return;
+        const std::vector<size_t> part(all.begin() + long(first),
+                                       all.begin() + long(first + count));
+        double score = 0.0;
+        ev.score(mask, 1, &score, part, values);
     });
 }
 

@@ -959,6 +959,39 @@ static void test_request_eval(bosch_torch_model *m) {
                 if (batch == 1)
                     EXPECT(std::memcmp(got.data(), single.data(), got.size() * sizeof(double)) ==
                            0);
+                // (5) A request in parts (bosch_torch_sample_eval, as MPI ranks
+                // score it): the values of every split, added in order and
+                // divided by k, are the request's score bit for bit.
+                for (size_t i = 0; i < fid.size(); i += 3) {
+                    const size_t k = bosch_torch_request_samples(fid[i], e);
+                    EXPECT(k >= 1 && k <= S);
+                    for (size_t parts : {size_t(1), size_t(2), k}) {
+                        std::vector<double> v(k, std::nan(""));
+                        for (size_t p = 0, first = 0; p < parts; p++) {
+                            const size_t cnt = (k * (p + 1)) / parts - first;
+                            EXPECT(bosch_torch_sample_eval(all.data() + i * U, fid[i], draws[i],
+                                                           first, cnt, U, v.data() + first,
+                                                           e) == BOSCH_OK);
+                            first += cnt;
+                        }
+                        double sum = 0.0;
+                        for (double x : v)
+                            sum += x;
+                        const double score = sum / double(k);
+                        EXPECT(std::memcmp(&score, &single[i], sizeof score) == 0);
+                        if (std::memcmp(&score, &single[i], sizeof score) != 0)
+                            std::printf("request %zu in %zu parts: %.17g, whole %.17g\n", i,
+                                        parts, score, single[i]);
+                    }
+                    double v1 = 0;
+                    EXPECT(bosch_torch_sample_eval(all.data() + i * U, fid[i], draws[i], k, 1, U,
+                                                   &v1, e) == BOSCH_E_INVALID);
+                    EXPECT(std::strstr(bosch_torch_evaluator_last_error(e), "of a request of") !=
+                           nullptr);
+                }
+                EXPECT(bosch_torch_request_samples(0.0, e) == 0);
+                EXPECT(bosch_torch_request_samples(1.0, nullptr) == 0);
+                EXPECT(bosch_torch_request_samples(1.0, e) == S);
                 // (4) Fidelity outside (0, 1]: BOSCH_E_INVALID with a message.
                 for (double bad : {0.0, 1.5, std::nan(""), -0.25}) {
                     std::vector<double> f(n, 1.0);
