@@ -4,14 +4,18 @@
  * evaluation to stand in for a model's forward.
  *
  *   mpirun -np N bosch-mpi-testbed-search [--budget B] [--seed S] [--rho R]
- *       [--batch-size K] [--sleep-ms M] [--root-idle] [--not-ready RANK]
- *       [--journal PATH]
+ *       [--batch-size K] [--sleep-ms M] [--samples S] [--whole] [--whole-on RANK]
+ *       [--parts-only] [--root-idle] [--not-ready RANK] [--journal PATH]
  *
  * Prints, on rank 0: the selected mask, its score, the evaluations and
- * their rate, how many each rank made, and rank 0's CPU time per
- * evaluation (the search and the hand-out; with --root-idle nothing else). --not-ready RANK makes that rank
- * report that it could not open its evaluator (the job is refused before
- * any evaluation). Exit 0, or 1 on an error. */
+ * their rate, the pieces each rank scored, and rank 0's CPU time per
+ * evaluation (the search and the hand-out; with --root-idle nothing else).
+ * Requests are scored in parts over the ranks (--samples S per request,
+ * 16; a batch of fewer requests than ranks is cut), or only whole with
+ * --whole (--whole-on RANK: that rank alone offers only whole requests;
+ * --parts-only: the others offer only parts). --not-ready RANK makes that rank report that it could not open
+ * its evaluator (the job is refused before any evaluation). Exit 0, or 1
+ * on an error. */
 #define _POSIX_C_SOURCE 200809L
 #define BOSCH_EXPERIMENTAL_API 1 /* the testbed is libbosch's experimental tier */
 #include <bosch/bosch.h>
@@ -24,21 +28,70 @@
 #include <sys/resource.h>
 #include <time.h>
 
+/* The testbed slowed down: a request costs --sleep-ms, spread over its
+ * --samples samples (each costs sleep-ms / samples), so that a request can
+ * be scored in parts on several ranks. A sample's value is the request's
+ * testbed score; the request's score is their mean. */
 struct slow {
     bosch_testbed *tb;
     unsigned sleep_ms;
+    size_t samples;
 };
 
+static void sleep_for(const struct slow *s, size_t samples)
+{
+    const uint64_t ns = (uint64_t)s->sleep_ms * 1000000u * samples / s->samples;
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    if (ns)
+        nanosleep(&ts, NULL);
+}
+
+/* k = max(1, ceil(f x samples)), as libbosch-torch's requests. */
+static size_t slow_samples(double fidelity, void *user)
+{
+    const struct slow *s = user;
+    if (!(fidelity > 0.0 && fidelity <= 1.0))
+        return 0;
+    const double x = fidelity * (double)s->samples * (1.0 - 1e-12);
+    size_t k = (size_t)x;
+    k += (double)k < x;
+    return k < 1 ? 1 : k > s->samples ? s->samples : k;
+}
+
+static int slow_sample_eval(const uint8_t *mask, double fidelity, uint32_t draw, size_t first,
+                            size_t count, size_t units, double *values, void *user)
+{
+    struct slow *s = user;
+    double score = 0.0;
+    (void)first;
+    sleep_for(s, count);
+    int rc = bosch_testbed_request_batch_eval(mask, &fidelity, &draw, 1, units, &score, s->tb);
+    for (size_t j = 0; j < count; j++)
+        values[j] = score;
+    return rc;
+}
+
+/* A whole request: its samples' values added in order over their count,
+ * the contract of a request that may also be scored in parts. */
 static int slow_eval(const uint8_t *masks, const double *fidelity, const uint32_t *draws,
                      size_t n, size_t units, double *scores, void *user)
 {
     struct slow *s = user;
-    if (s->sleep_ms) {
-        struct timespec ts = {(time_t)(s->sleep_ms / 1000), (long)(s->sleep_ms % 1000) * 1000000L};
-        for (size_t i = 0; i < n; i++)
-            nanosleep(&ts, NULL);
+    double v[1024];
+    for (size_t i = 0; i < n; i++) {
+        const size_t k = slow_samples(fidelity ? fidelity[i] : 1.0, s);
+        if (!k || k > sizeof v / sizeof v[0])
+            return BOSCH_E_INVALID;
+        int rc = slow_sample_eval(masks + i * units, fidelity ? fidelity[i] : 1.0,
+                                  draws ? draws[i] : 0, 0, k, units, v, s);
+        if (rc != BOSCH_OK)
+            return rc;
+        double sum = 0.0;
+        for (size_t j = 0; j < k; j++)
+            sum += v[j];
+        scores[i] = sum / (double)k;
     }
-    return bosch_testbed_request_batch_eval(masks, fidelity, draws, n, units, scores, s->tb);
+    return BOSCH_OK;
 }
 
 static double now(void)
@@ -110,12 +163,17 @@ int main(int argc, char **argv)
     uint64_t budget = 300, seed = 1;
     double rho = 0.75;
     unsigned sleep_ms = 0, flags = 0, batch = 4;
-    int not_ready = -1;
+    size_t samples = 16; /* at most 1024 */
+    int not_ready = -1, whole = 0, whole_on = -1, parts_only = 0;
     const char *journal = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--root-idle")) {
             flags |= BOSCH_MPI_ROOT_IDLE;
+            continue;
+        }
+        if (!strcmp(argv[i], "--whole") || !strcmp(argv[i], "--parts-only")) {
+            *(argv[i][2] == 'w' ? &whole : &parts_only) = 1;
             continue;
         }
         if (!v) {
@@ -132,6 +190,10 @@ int main(int argc, char **argv)
             batch = (unsigned)atoi(v);
         else if (!strcmp(argv[i], "--sleep-ms"))
             sleep_ms = (unsigned)atoi(v);
+        else if (!strcmp(argv[i], "--samples"))
+            samples = (size_t)strtoull(v, NULL, 10);
+        else if (!strcmp(argv[i], "--whole-on"))
+            whole_on = atoi(v);
         else if (!strcmp(argv[i], "--not-ready"))
             not_ready = atoi(v);
         else if (!strcmp(argv[i], "--journal"))
@@ -142,22 +204,36 @@ int main(int argc, char **argv)
         }
         i++;
     }
+    if (samples > 1024) {
+        fprintf(stderr, "--samples: at most 1024\n");
+        return 1;
+    }
     int provided = 0, rank = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* Every rank opens its evaluator (here: the same landscape). */
-    struct slow ev = {bosch_testbed_create(28, 8, seed), sleep_ms};
-    int ready = ev.tb ? BOSCH_OK : BOSCH_E_NOMEM;
-    const char *why = ev.tb ? NULL : "out of memory";
+    struct slow sl = {bosch_testbed_create(28, 8, seed), sleep_ms, samples ? samples : 1};
+    int ready = sl.tb ? BOSCH_OK : BOSCH_E_NOMEM;
+    const char *why = sl.tb ? NULL : "out of memory";
     if (rank == not_ready) {
         ready = BOSCH_E_IO;
         why = "cannot open the model (--not-ready)";
     }
+    struct bosch_mpi_evaluator ev;
+    memset(&ev, 0, sizeof ev);
+    ev.struct_size = sizeof ev;
+    ev.eval = slow_eval;
+    ev.user = &sl;
+    if (!whole && rank != whole_on) {
+        ev.samples = slow_samples;
+        ev.sample_eval = slow_sample_eval;
+        if (parts_only)
+            ev.eval = NULL;
+    }
     int rc = 0;
     if (rank == 0) {
-        bosch_mpi_coordinator *c = bosch_mpi_coordinator_create(
-            MPI_COMM_WORLD, 28 * 8, ready == BOSCH_OK ? slow_eval : NULL, &ev, NULL, ready, why,
-            flags);
+        bosch_mpi_coordinator *c = bosch_mpi_coordinator_open(
+            MPI_COMM_WORLD, 28 * 8, ready == BOSCH_OK ? &ev : NULL, ready, why, flags);
         if (!c) {
             fprintf(stderr, "%s\n", bosch_mpi_create_error());
             rc = 1;
@@ -166,10 +242,10 @@ int main(int argc, char **argv)
             bosch_mpi_coordinator_free(c);
         }
     } else {
-        rc = bosch_mpi_worker_run(MPI_COMM_WORLD, 28 * 8, slow_eval, &ev, NULL, ready, why) ? 1
-                                                                                             : 0;
+        rc = bosch_mpi_worker_serve(MPI_COMM_WORLD, 28 * 8, ready == BOSCH_OK ? &ev : NULL,
+                                    ready, why) ? 1 : 0;
     }
-    bosch_testbed_free(ev.tb);
+    bosch_testbed_free(sl.tb);
     MPI_Finalize();
     return rc;
 }

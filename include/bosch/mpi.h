@@ -19,6 +19,16 @@
  * a second thread that never calls MPI, which needs MPI_THREAD_FUNNELED or
  * above (else the root only hands out).
  *
+ * Requests in parts: when every rank's evaluator can score a request's
+ * samples separately (struct bosch_mpi_evaluator's `samples` and
+ * `sample_eval`, e.g. libbosch-torch's bosch_torch_request_samples and
+ * bosch_torch_sample_eval), a request's score is the mean of its samples'
+ * values, which the root adds in sample order; a batch with fewer
+ * requests than ranks (stage 1's probes ask for one to four) is then cut
+ * into parts of a request's samples so that every rank has work. Where the
+ * parts go never changes a score: a deterministic evaluator gives the same
+ * scores, bit for bit, on any number of ranks as in one process.
+ *
  * Errors follow libbosch's conventions (bosch/bosch.h): statuses are enum
  * bosch_error; a failing creator returns NULL with
  * bosch_mpi_create_error(); a coordinator keeps the message of its last
@@ -56,6 +66,34 @@ typedef struct bosch_mpi_coordinator bosch_mpi_coordinator;
  * failed evaluation is reported by its status alone). */
 typedef const char *(*bosch_mpi_error_fn)(void *user);
 
+/* Samples of a request at `fidelity` (the k it is scored on); 0 for an
+ * invalid fidelity. */
+typedef size_t (*bosch_mpi_sample_count_fn)(double fidelity, void *user);
+/* The values of samples [first, first + count) of one request (mask,
+ * fidelity, draw) into values[0 .. count). The request's score must be
+ * the sum of its k values, added one by one in sample order, divided by k.
+ * BOSCH_OK, or a failure status (the message through `error`). */
+typedef int (*bosch_mpi_sample_eval_fn)(const uint8_t *mask, double fidelity, uint32_t draw,
+                                        size_t first, size_t count, size_t units,
+                                        double *values, void *user);
+/* A new reference mask for the evaluator's caches (e.g. the search's
+ * incumbent for libbosch-torch's prefix cache): a hint that never changes
+ * scores. BOSCH_OK or a failure status (then the rank goes on without). */
+typedef int (*bosch_mpi_reference_fn)(const uint8_t *mask, size_t units, void *user);
+
+/* One rank's evaluator. Zero it, set struct_size, and fill what the
+ * evaluator can do: `eval` scores whole requests; `samples` with
+ * `sample_eval` score requests in parts (then `eval` may be NULL). */
+struct bosch_mpi_evaluator {
+    size_t struct_size;               /* sizeof(struct bosch_mpi_evaluator) */
+    bosch_request_batch_eval_fn eval; /* whole requests (NULL: parts only) */
+    bosch_mpi_error_fn error;         /* message of the last failure (may be NULL) */
+    void *user;                       /* passed to every callback */
+    bosch_mpi_sample_count_fn samples;
+    bosch_mpi_sample_eval_fn sample_eval;
+    bosch_mpi_reference_fn reference; /* may be NULL */
+};
+
 /* Flags of bosch_mpi_coordinator_create. */
 enum bosch_mpi_flags {
     BOSCH_MPI_ROOT_IDLE = 1 /* the root only hands out: it evaluates nothing itself */
@@ -74,6 +112,25 @@ BOSCH_MPI_API bosch_mpi_coordinator *bosch_mpi_coordinator_create(
     MPI_Comm comm, size_t units, bosch_request_batch_eval_fn eval, void *user,
     bosch_mpi_error_fn error, int ready, const char *why, unsigned flags);
 
+/* The same with an evaluator of any ability (struct bosch_mpi_evaluator;
+ * copied; NULL when the root evaluates nothing: BOSCH_MPI_ROOT_IDLE, or
+ * `ready` not BOSCH_OK). Requests go in parts when every rank that
+ * evaluates, and the root, give `samples` and `sample_eval` and agree on
+ * the samples of a whole request; else whole, and then every worker needs
+ * `eval` (a job that cannot go either way is refused, naming a rank). A
+ * root that only hands out needs `samples` (no `sample_eval`) for parts. */
+BOSCH_MPI_API bosch_mpi_coordinator *bosch_mpi_coordinator_open(
+    MPI_Comm comm, size_t units, const struct bosch_mpi_evaluator *ev, int ready,
+    const char *why, unsigned flags);
+
+/* Passes `mask` (units bytes, copied) to the `reference` callback of every
+ * rank's evaluator: the root's now, each worker's before its next request.
+ * Between batches (not during bosch_mpi_request_batch_eval). BOSCH_OK;
+ * BOSCH_E_INVALID for NULL or units not the job's; BOSCH_E_NOMEM; or the
+ * root's callback's status. */
+BOSCH_MPI_API int bosch_mpi_coordinator_set_reference(bosch_mpi_coordinator *c,
+                                                      const uint8_t *mask, size_t units);
+
 /* Scores n requests over the ranks (a bosch_request_batch_eval_fn: pass the
  * coordinator as `user` to bosch_set_request_batch_evaluator). Request i
  * goes to the next free rank; scores[i] is its score. A failing rank stops
@@ -86,7 +143,8 @@ BOSCH_MPI_API int bosch_mpi_request_batch_eval(const uint8_t *masks, const doubl
                                                double *scores, void *coordinator);
 
 /* Ranks in the job, and evaluations each has made so far (counts: `ranks`
- * entries, rank 0 first; may be NULL). BOSCH_E_INVALID for NULL. */
+ * entries, rank 0 first; may be NULL): requests, or parts of requests,
+ * scored. BOSCH_E_INVALID for NULL. */
 BOSCH_MPI_API int bosch_mpi_coordinator_stats(const bosch_mpi_coordinator *c, int *ranks,
                                               uint64_t *counts, size_t n_counts);
 
@@ -106,6 +164,12 @@ BOSCH_MPI_API void bosch_mpi_coordinator_free(bosch_mpi_coordinator *c);
 BOSCH_MPI_API int bosch_mpi_worker_run(MPI_Comm comm, size_t units,
                                        bosch_request_batch_eval_fn eval, void *user,
                                        bosch_mpi_error_fn error, int ready, const char *why);
+
+/* The same with an evaluator of any ability (see
+ * bosch_mpi_coordinator_open; copied; NULL for a rank that is not ready). */
+BOSCH_MPI_API int bosch_mpi_worker_serve(MPI_Comm comm, size_t units,
+                                         const struct bosch_mpi_evaluator *ev, int ready,
+                                         const char *why);
 
 /* Why the last bosch_mpi_coordinator_create on this thread failed: status
  * and message, as bosch_create_status()/bosch_create_error(). */

@@ -1,30 +1,12 @@
-/* The root's side of libbosch-mpi: the handshake, and each batch handed out
- * request by request to the free ranks, the root's own evaluations on a
- * second thread (only this file's main thread calls MPI). */
-#include "bosch/mpi.h"
-
-#include <pthread.h>
+/* The root's side of libbosch-mpi: the handshake, the coordinator's life
+ * and its reference mask (the hand-out of each batch: batch.c). */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/protocol.h"
-
-struct bosch_mpi_coordinator {
-    MPI_Comm comm;
-    int size;
-    size_t units;
-    bosch_request_batch_eval_fn eval;
-    void *user;
-    bosch_mpi_error_fn error;
-    int local;          /* 0 idle, 1 inline (no workers), 2 on a thread */
-    uint64_t *counts;   /* evaluations per rank */
-    unsigned char *out; /* one work message per worker */
-    struct result *in;  /* one result per worker */
-    MPI_Request *recv;  /* the pending result of each worker (MPI_REQUEST_NULL: free) */
-    char err[1024];
-};
+#include "mpi/coordinator.h"
 
 static _Thread_local int t_status = BOSCH_OK;
 static _Thread_local char t_error[1024];
@@ -55,57 +37,95 @@ void bosch_mpi_coordinator_free(bosch_mpi_coordinator *c)
     free(c->out);
     free(c->in);
     free(c->recv);
+    free(c->reference);
+    free(c->ref_sent);
     free(c);
 }
 
 /* How the root evaluates: inline alone, on a thread beside workers when
  * MPI allows threads, else not at all. */
-static int local_mode(const bosch_mpi_coordinator *c, unsigned flags)
+static int local_mode(int size, const struct bosch_mpi_evaluator *ev, unsigned flags)
 {
-    if (c->size == 1)
-        return c->eval ? 1 : 0;
-    if ((flags & BOSCH_MPI_ROOT_IDLE) || !c->eval)
+    const int can = ev->eval || ev->sample_eval;
+    if (size == 1)
+        return can ? 1 : 0;
+    if ((flags & BOSCH_MPI_ROOT_IDLE) || !can)
         return 0;
     int provided = MPI_THREAD_SINGLE;
     MPI_Query_thread(&provided);
     return provided >= MPI_THREAD_FUNNELED ? 2 : 0;
 }
 
-bosch_mpi_coordinator *bosch_mpi_coordinator_create(MPI_Comm comm, size_t units,
-                                                    bosch_request_batch_eval_fn eval,
-                                                    void *user, bosch_mpi_error_fn error,
-                                                    int ready, const char *why, unsigned flags)
+/* What the root says in the handshake, and its evaluator copied (zeroed
+ * beyond the caller's struct_size); *evaluates: whether the root takes
+ * pieces itself. */
+static struct hello root_hello(const struct bosch_mpi_evaluator *ev_in, size_t units,
+                               int ready, const char *why, unsigned flags, int size,
+                               struct bosch_mpi_evaluator *ev, int *evaluates)
 {
-    struct hello mine;
-    memset(&mine, 0, sizeof mine);
-    mine.status = ready;
-    mine.units = units;
-    if (ready == BOSCH_OK && (!units || (!eval && !(flags & BOSCH_MPI_ROOT_IDLE)) ||
-                              (flags & ~(unsigned)BOSCH_MPI_ROOT_IDLE))) {
-        mine.status = BOSCH_E_INVALID;
-        why = !units ? "no units" : eval ? "unknown flags" : "no evaluator (and not ROOT_IDLE)";
+    const size_t least = offsetof(struct bosch_mpi_evaluator, samples);
+    struct hello h;
+    memset(&h, 0, sizeof h);
+    memset(ev, 0, sizeof *ev);
+    if (ev_in && ev_in->struct_size >= least)
+        memcpy(ev, ev_in, ev_in->struct_size < sizeof *ev ? ev_in->struct_size : sizeof *ev);
+    const int has = ev->eval || ev->sample_eval;
+    const char *bad = NULL;
+    if (ev_in && ev_in->struct_size < least)
+        bad = "struct bosch_mpi_evaluator: struct_size not set";
+    else if (!units)
+        bad = "no units";
+    else if (flags & ~(unsigned)BOSCH_MPI_ROOT_IDLE)
+        bad = "unknown flags";
+    else if (size == 1 && !has)
+        bad = "a job of one rank needs the root's evaluator";
+    else if (!has && !(flags & BOSCH_MPI_ROOT_IDLE))
+        bad = "no evaluator (and not ROOT_IDLE)";
+    h.status = ready;
+    if (ready == BOSCH_OK && bad) {
+        h.status = BOSCH_E_INVALID;
+        why = bad;
     }
-    snprintf(mine.why, sizeof mine.why, "%s", why ? why : "");
-    char verdict_why[512] = "";
-    int verdict = mpi_handshake(comm, &mine, verdict_why, sizeof verdict_why);
-    if (verdict != BOSCH_OK)
-        return create_fail(verdict, "%s", verdict_why);
-    bosch_mpi_coordinator *c = calloc(1, sizeof *c);
+    h.units = units;
+    *evaluates = h.status == BOSCH_OK && local_mode(size, ev, flags) != 0;
+    h.can = (ev->eval ? CAN_WHOLE : 0) | (ev->reference ? CAN_REFERENCE : 0);
+    if (ev->samples && (ev->sample_eval || !*evaluates) &&
+        (h.samples = ev->samples(1.0, ev->user)) > 0)
+        h.can |= CAN_PARTS;
+    snprintf(h.why, sizeof h.why, "%s", why ? why : "");
+    return h;
+}
+
+bosch_mpi_coordinator *bosch_mpi_coordinator_open(MPI_Comm comm, size_t units,
+                                                  const struct bosch_mpi_evaluator *ev_in,
+                                                  int ready, const char *why, unsigned flags)
+{
     int size = 1;
     MPI_Comm_size(comm, &size);
+    struct bosch_mpi_evaluator ev;
+    int evaluates = 0;
+    const struct hello mine =
+        root_hello(ev_in, units, ready, why, flags, size, &ev, &evaluates);
+    char verdict_why[512] = "";
+    const struct verdict v = mpi_handshake(comm, &mine, evaluates, verdict_why, sizeof verdict_why);
+    if (v.status != BOSCH_OK)
+        return create_fail(v.status, "%s", verdict_why);
+    bosch_mpi_coordinator *c = calloc(1, sizeof *c);
     if (c) {
         c->comm = comm;
         c->size = size;
         c->units = units;
-        c->eval = eval;
-        c->user = user;
-        c->error = error;
+        c->ev = ev;
+        c->parts = v.parts != 0;
+        c->samples = (size_t)v.samples;
+        c->in_size = sizeof(struct result_head) + (c->parts ? c->samples : 1) * sizeof(double);
         c->counts = calloc((size_t)size, sizeof *c->counts);
         c->out = malloc((size_t)size * (sizeof(struct work_head) + units));
-        c->in = calloc((size_t)size, sizeof *c->in);
+        c->in = malloc((size_t)size * c->in_size);
         c->recv = malloc((size_t)size * sizeof *c->recv);
+        c->ref_sent = calloc((size_t)size, sizeof *c->ref_sent);
     }
-    if (!c || !c->counts || !c->out || !c->in || !c->recv) {
+    if (!c || !c->counts || !c->out || !c->in || !c->recv || !c->ref_sent) {
         bosch_mpi_coordinator_free(c); /* still tells the workers to stop */
         if (!c)
             for (int w = 1; w < size; w++)
@@ -114,147 +134,36 @@ bosch_mpi_coordinator *bosch_mpi_coordinator_create(MPI_Comm comm, size_t units,
     }
     for (int w = 0; w < size; w++)
         c->recv[w] = MPI_REQUEST_NULL;
-    c->local = local_mode(c, flags);
-    if (size == 1 && !c->local) {
-        bosch_mpi_coordinator_free(c);
-        return create_fail(BOSCH_E_INVALID, "a job of one rank needs the root's evaluator");
-    }
+    c->local = evaluates ? local_mode(size, &ev, flags) : 0;
     return c;
 }
 
-/* ------------------------------------------------------------------------ */
-/* One batch                                                                 */
-/* ------------------------------------------------------------------------ */
-struct batch {
-    bosch_mpi_coordinator *c;
-    const uint8_t *masks;
-    const double *fidelity;
-    const uint32_t *draws;
-    size_t n, next;
-    double *scores;
-    int status; /* the first failure */
-    pthread_mutex_t lock;
-};
-
-/* The next request to hand out, or 0 when none is left (or one failed). */
-static int take(struct batch *b, size_t *i)
+bosch_mpi_coordinator *bosch_mpi_coordinator_create(MPI_Comm comm, size_t units,
+                                                    bosch_request_batch_eval_fn eval,
+                                                    void *user, bosch_mpi_error_fn error,
+                                                    int ready, const char *why, unsigned flags)
 {
-    pthread_mutex_lock(&b->lock);
-    int ok = b->status == BOSCH_OK && b->next < b->n;
-    if (ok)
-        *i = b->next++;
-    pthread_mutex_unlock(&b->lock);
-    return ok;
+    struct bosch_mpi_evaluator ev;
+    memset(&ev, 0, sizeof ev);
+    ev.struct_size = sizeof ev;
+    ev.eval = eval;
+    ev.error = error;
+    ev.user = user;
+    return bosch_mpi_coordinator_open(comm, units, &ev, ready, why, flags);
 }
 
-static void fail(struct batch *b, int rank, int status, const char *why)
+int bosch_mpi_coordinator_set_reference(bosch_mpi_coordinator *c, const uint8_t *mask,
+                                        size_t units)
 {
-    pthread_mutex_lock(&b->lock);
-    if (b->status == BOSCH_OK) {
-        b->status = status;
-        snprintf(b->c->err, sizeof b->c->err, "rank %d: %s", rank,
-                 why && *why ? why : bosch_strerror(status));
-    }
-    pthread_mutex_unlock(&b->lock);
-}
-
-/* The root's own evaluations (inline, or the body of its thread). */
-static void *evaluate_locally(void *arg)
-{
-    struct batch *b = arg;
-    bosch_mpi_coordinator *c = b->c;
-    size_t i;
-    while (take(b, &i)) {
-        double fid = b->fidelity ? b->fidelity[i] : 1.0;
-        uint32_t draw = b->draws ? b->draws[i] : 0;
-        int rc = c->eval(b->masks + i * c->units, &fid, &draw, 1, c->units, &b->scores[i],
-                         c->user);
-        if (rc != BOSCH_OK) {
-            fail(b, 0, rc > 0 ? BOSCH_E_EVALUATOR : rc, c->error ? c->error(c->user) : NULL);
-            break;
-        }
-        pthread_mutex_lock(&b->lock);
-        c->counts[0]++;
-        pthread_mutex_unlock(&b->lock);
-    }
-    return NULL;
-}
-
-/* Sends request i to worker w and posts the receive of its result. */
-static void hand_out(struct batch *b, int w, size_t i)
-{
-    bosch_mpi_coordinator *c = b->c;
-    unsigned char *msg = c->out + (size_t)w * (sizeof(struct work_head) + c->units);
-    struct work_head head = {(uint32_t)i, b->draws ? b->draws[i] : 0,
-                             b->fidelity ? b->fidelity[i] : 1.0};
-    memcpy(msg, &head, sizeof head);
-    memcpy(msg + sizeof head, b->masks + i * c->units, c->units);
-    MPI_Send(msg, (int)(sizeof head + c->units), MPI_BYTE, w, TAG_WORK, c->comm);
-    MPI_Irecv(&c->in[w], (int)sizeof c->in[w], MPI_BYTE, w, TAG_RESULT, c->comm, &c->recv[w]);
-}
-
-/* Collects one result from worker w, and gives it the next request. */
-static int collect(struct batch *b, int w)
-{
-    bosch_mpi_coordinator *c = b->c;
-    const struct result *r = &c->in[w];
-    if (r->status != BOSCH_OK) {
-        char msg[MSG_LEN];
-        MPI_Recv(msg, MSG_LEN, MPI_CHAR, w, TAG_MESSAGE, c->comm, MPI_STATUS_IGNORE);
-        msg[MSG_LEN - 1] = '\0';
-        fail(b, w, r->status, msg);
-    } else if (r->index < b->n) {
-        b->scores[r->index] = r->score;
-        pthread_mutex_lock(&b->lock);
-        c->counts[w]++;
-        pthread_mutex_unlock(&b->lock);
-    }
-    size_t i;
-    if (!take(b, &i))
-        return 0;
-    hand_out(b, w, i);
-    return 1;
-}
-
-int bosch_mpi_request_batch_eval(const uint8_t *masks, const double *fidelity,
-                                 const uint32_t *draws, size_t n, size_t units, double *scores,
-                                 void *coordinator)
-{
-    bosch_mpi_coordinator *c = coordinator;
-    if (!c)
+    if (!c || !mask || units != c->units)
         return BOSCH_E_INVALID;
-    if (units != c->units || (n && (!masks || !scores))) {
-        snprintf(c->err, sizeof c->err, "bosch_mpi_request_batch_eval: %zu units (the job's: %zu)",
-                 units, c->units);
-        return BOSCH_E_INVALID;
-    }
-    c->err[0] = '\0';
-    struct batch b = {c, masks, fidelity, draws, n, 0, scores, BOSCH_OK,
-                      PTHREAD_MUTEX_INITIALIZER};
-    if (c->local == 1) {
-        evaluate_locally(&b);
-        return b.status;
-    }
-    int in_flight = 0;
-    size_t i;
-    for (int w = 1; w < c->size && take(&b, &i); w++, in_flight++)
-        hand_out(&b, w, i);
-    pthread_t thread;
-    int threaded = c->local == 2 && pthread_create(&thread, NULL, evaluate_locally, &b) == 0;
-    for (unsigned idle = 0; in_flight > 0;) {
-        int index = MPI_UNDEFINED, flag = 0;
-        MPI_Testany(c->size - 1, c->recv + 1, &index, &flag, MPI_STATUS_IGNORE);
-        if (!flag || index == MPI_UNDEFINED) {
-            mpi_pause(idle++ < 100 ? 10 : 100);
-            continue;
-        }
-        idle = 0;
-        in_flight -= 1 - collect(&b, index + 1);
-    }
-    if (threaded)
-        pthread_join(thread, NULL);
-    pthread_mutex_destroy(&b.lock);
-    return b.status;
+    if (!c->reference && !(c->reference = malloc(units)))
+        return BOSCH_E_NOMEM;
+    memcpy(c->reference, mask, units);
+    c->ref_gen++; /* each worker gets it before its next piece */
+    if (c->local && c->ev.reference)
+        return c->ev.reference(mask, units, c->ev.user);
+    return BOSCH_OK;
 }
 
 int bosch_mpi_coordinator_stats(const bosch_mpi_coordinator *c, int *ranks, uint64_t *counts,

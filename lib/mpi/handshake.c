@@ -1,5 +1,6 @@
 /* The collective start of a job: every rank says whether its evaluator is
- * open; the root refuses the job when one is not, naming it. */
+ * open and what it can do; the root refuses the job when a rank is not
+ * ready, naming it, and decides whether requests go whole or in parts. */
 #define _POSIX_C_SOURCE 200809L
 #include "bosch/bosch.h"
 
@@ -10,37 +11,71 @@
 
 #include "mpi/protocol.h"
 
-int mpi_handshake(MPI_Comm comm, const struct hello *mine, char *why_out, size_t why_len)
+/* The root's decision over every rank's hello. */
+static struct verdict decide(const struct hello *all, int size, int root_evaluates,
+                             char *why_out, size_t why_len)
+{
+    struct verdict v = {BOSCH_OK, 1, all[0].samples};
+    for (int r = 0; r < size; r++) {
+        const struct hello *h = &all[r];
+        if (h->status != BOSCH_OK) {
+            v.status = h->status < 0 ? h->status : BOSCH_E_INVALID;
+            snprintf(why_out, why_len, "rank %d is not ready: %.*s", r, WHY_LEN,
+                     h->why[0] ? h->why : bosch_strerror(h->status));
+            return v;
+        }
+        if (h->units != all[0].units) {
+            v.status = BOSCH_E_INVALID;
+            snprintf(why_out, why_len, "rank %d evaluates %llu units, rank 0 %llu", r,
+                     (unsigned long long)h->units, (unsigned long long)all[0].units);
+            return v;
+        }
+        /* Parts need every evaluating rank (and the root, which plans
+         * them) to score samples, of one count: another count is another
+         * task. */
+        const int evaluates = r > 0 || root_evaluates;
+        if (!(h->can & CAN_PARTS)) {
+            if (r == 0 || evaluates)
+                v.parts = 0;
+        } else if (h->samples != all[0].samples && (all[0].can & CAN_PARTS)) {
+            v.status = BOSCH_E_INVALID;
+            snprintf(why_out, why_len, "rank %d scores %llu samples per request, rank 0 %llu", r,
+                     (unsigned long long)h->samples, (unsigned long long)all[0].samples);
+            return v;
+        }
+    }
+    for (int r = v.parts ? size : 0; r < size; r++)
+        if ((r > 0 || root_evaluates) && !(all[r].can & CAN_WHOLE)) {
+            v.status = BOSCH_E_INVALID;
+            snprintf(why_out, why_len,
+                     "rank %d scores only parts of requests, and not every rank can", r);
+            return v;
+        }
+    if (!v.parts)
+        v.samples = 0;
+    return v;
+}
+
+struct verdict mpi_handshake(MPI_Comm comm, const struct hello *mine, int root_evaluates,
+                             char *why_out, size_t why_len)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     struct hello *all = NULL;
-    int32_t verdict = BOSCH_OK;
+    struct verdict v = {BOSCH_OK, 0, 0};
     if (rank == 0 && !(all = calloc((size_t)size, sizeof *all)))
-        verdict = BOSCH_E_NOMEM; /* the gather still runs: the workers wait on it */
+        v.status = BOSCH_E_NOMEM; /* the gather still runs: the workers wait on it */
     struct hello scratch;
     MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all ? (void *)all : (void *)&scratch,
                (int)sizeof *mine, MPI_BYTE, 0, comm);
-    if (rank == 0 && all) {
-        for (int r = 0; r < size && verdict == BOSCH_OK; r++) {
-            const struct hello *h = &all[r];
-            if (h->status != BOSCH_OK) {
-                verdict = h->status < 0 ? h->status : BOSCH_E_INVALID;
-                snprintf(why_out, why_len, "rank %d is not ready: %.*s", r, WHY_LEN,
-                         h->why[0] ? h->why : bosch_strerror(h->status));
-            } else if (h->units != all[0].units) {
-                verdict = BOSCH_E_INVALID;
-                snprintf(why_out, why_len, "rank %d evaluates %llu units, rank 0 %llu", r,
-                         (unsigned long long)h->units, (unsigned long long)all[0].units);
-            }
-        }
-    } else if (rank == 0) {
+    if (rank == 0 && all)
+        v = decide(all, size, root_evaluates, why_out, why_len);
+    else if (rank == 0)
         snprintf(why_out, why_len, "out of memory");
-    }
     free(all);
-    MPI_Bcast(&verdict, 1, MPI_INT32_T, 0, comm);
-    return verdict;
+    MPI_Bcast(&v, (int)sizeof v, MPI_BYTE, 0, comm);
+    return v;
 }
 
 void mpi_pause(unsigned us)

@@ -8,39 +8,54 @@
 #include <stdint.h>
 
 enum {
-    TAG_WORK = 1,   /* root -> worker: struct work_head, then the mask's units bytes */
-    TAG_RESULT = 2, /* worker -> root: struct result */
-    TAG_MESSAGE = 3, /* worker -> root after a failed result: its message (MSG_LEN) */
-    TAG_STOP = 4    /* root -> worker: return from bosch_mpi_worker_run */
+    TAG_WORK = 1,      /* root -> worker: struct work_head, then the mask's units bytes */
+    TAG_RESULT = 2,    /* worker -> root: struct result_head, then its values (doubles) */
+    TAG_MESSAGE = 3,   /* worker -> root after a failed result: its message (MSG_LEN) */
+    TAG_STOP = 4,      /* root -> worker: return from the worker's loop */
+    TAG_REFERENCE = 5  /* root -> worker: a new reference mask (units bytes) */
 };
 
 #define MSG_LEN 512
 #define WHY_LEN 240
 
+/* What a rank's evaluator can do (struct hello's `can`). */
+enum { CAN_WHOLE = 1, CAN_PARTS = 2, CAN_REFERENCE = 4 };
+
 /* Each rank's part of the handshake (MPI_Gather to the root). */
 struct hello {
     int32_t status; /* BOSCH_OK: the evaluator is open */
-    uint32_t reserved;
+    uint32_t can;   /* CAN_* */
     uint64_t units;
+    uint64_t samples; /* of a whole request (fidelity 1), with CAN_PARTS */
     char why[WHY_LEN];
 };
 
-struct work_head {
-    uint32_t index; /* the request's place in the batch */
-    uint32_t draw;
-    double fidelity;
+/* The root's decision (MPI_Bcast): BOSCH_OK and how requests go. */
+struct verdict {
+    int32_t status;
+    uint32_t parts;   /* nonzero: requests in parts, values summed at the root */
+    uint64_t samples; /* of a whole request; the most values in a result */
 };
 
-struct result {
+struct work_head {
+    uint32_t index; /* the piece's place in the batch */
+    uint32_t draw;
+    double fidelity;
+    uint64_t first, count; /* samples, in parts mode (else 0, 0) */
+};
+
+struct result_head {
     uint32_t index;
     int32_t status;
-    double score;
+    uint64_t count; /* values that follow: the piece's samples, or 1 (a score) */
 };
 
 /* The handshake on every rank: gathers the hellos at the root, which
  * decides (BOSCH_OK, or the status of the first rank not ready, its reason
- * in why_out on the root) and broadcasts the verdict. */
-int mpi_handshake(MPI_Comm comm, const struct hello *mine, char *why_out, size_t why_len);
+ * in why_out on the root; how requests go) and broadcasts the verdict.
+ * `root_evaluates`: whether the root's own evaluator takes requests. */
+struct verdict mpi_handshake(MPI_Comm comm, const struct hello *mine, int root_evaluates,
+                             char *why_out, size_t why_len);
 
 /* Sleeps `us` microseconds: the pause of a polling loop (MPI's blocking
  * calls spin, which would take the core of an evaluator sharing it). */

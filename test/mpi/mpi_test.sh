@@ -26,6 +26,42 @@ head -2 "$T/idle" | cmp -s - "$T/one.2" || fail "--root-idle: another result"
 grep -q "^ranks 3: 0 " "$T/idle" || fail "--root-idle: the root evaluated"
 echo "ok: -np 1, -np 3 and -np 3 --root-idle return one process's mask and score"
 
+# Requests in parts: batches of 1 and 4 requests over 3 and 5 ranks are cut
+# into parts of 7 samples (the pieces outnumber the requests), whole
+# requests (--whole) are not, and every run returns one process's result.
+for b in 1 4; do
+    "$EXE" --budget 200 --seed 4 --batch-size "$b" --samples 7 | head -2 >"$T/p1"
+    for np in 3 5; do
+        run "$np" "$EXE" --budget 200 --seed 4 --batch-size "$b" --samples 7 >"$T/p$np" ||
+            fail "parts -np $np"
+        head -2 "$T/p$np" | cmp -s - "$T/p1" || fail "parts, batch $b, -np $np: another result"
+        pieces=$(sed -n 's/^ranks [0-9]*: //p' "$T/p$np" | tr ' ' '\n' | awk '{s += $1} END {print s}')
+        [ "$pieces" -gt 200 ] || fail "parts, batch $b, -np $np: $pieces pieces for 200 requests"
+    done
+    run 3 "$EXE" --budget 200 --seed 4 --batch-size "$b" --samples 7 --whole >"$T/w3" ||
+        fail "--whole -np 3"
+    head -2 "$T/w3" | cmp -s - "$T/p1" || fail "whole, batch $b: another result"
+    pieces=$(sed -n 's/^ranks [0-9]*: //p' "$T/w3" | tr ' ' '\n' | awk '{s += $1} END {print s}')
+    [ "$pieces" -eq 200 ] || fail "whole, batch $b: $pieces pieces for 200 requests"
+done
+echo "ok: requests cut into parts over 3 and 5 ranks return one process's result"
+
+# Ranks of other abilities: one rank that scores only whole requests makes
+# the job go whole (same result); with the others scoring only parts, or
+# another sample count (another task), the job is refused naming a rank.
+run 3 "$EXE" --budget 200 --seed 4 --batch-size 4 --samples 7 --whole-on 2 >"$T/mix" ||
+    fail "--whole-on 2"
+head -2 "$T/mix" | cmp -s - "$T/p1" || fail "--whole-on 2: another result"
+pieces=$(sed -n 's/^ranks [0-9]*: //p' "$T/mix" | tr ' ' '\n' | awk '{s += $1} END {print s}')
+[ "$pieces" -eq 200 ] || fail "--whole-on 2: $pieces pieces for 200 requests"
+run 3 "$EXE" --samples 7 --whole-on 2 --parts-only >"$T/po" 2>&1 && fail "parts-only ranks beside a whole-only one"
+grep -q "rank 0 scores only parts of requests, and not every rank can" "$T/po" ||
+    fail "parts-only message: $(cat "$T/po")"
+"$MPIRUN" --oversubscribe -np 2 "$EXE" --samples 7 : -np 1 "$EXE" --samples 8 >"$T/sm" 2>&1 &&
+    fail "ranks of 7 and 8 samples per request"
+grep -q "rank 2 scores 8 samples per request, rank 0 7" "$T/sm" || fail "samples message: $(cat "$T/sm")"
+echo "ok: a whole-only rank makes the job go whole; parts-only beside it, or another sample count, is refused"
+
 # A rank that cannot open its evaluator: refused before any evaluation.
 run 3 "$EXE" --not-ready 2 >"$T/nr" 2>&1 && fail "a rank not ready did not fail the job"
 grep -q "rank 2 is not ready: cannot open the model" "$T/nr" || fail "not-ready message: $(cat "$T/nr")"
