@@ -107,26 +107,29 @@ int backend_open(struct settings *s, struct backend *b)
     }
     if (s->eval_batch)
         bosch_torch_evaluator_set_batch(b->e, s->eval_batch);
+    if (s->forward_samples)
+        bosch_torch_evaluator_set_forward_samples(b->e, s->forward_samples);
     if (s->no_prefix_cache)
         bosch_torch_evaluator_set_prefix_cache(b->e, 0);
     b->follow = !s->no_prefix_cache && !s->cache_all_full;
     return 0;
 }
 
-void backend_follow_incumbent(struct backend *b, const bosch_progress *p)
+int backend_follow_incumbent(struct backend *b, const bosch_progress *p)
 {
     const size_t units = (size_t)b->L * b->G;
     if (!b->follow || !b->e)
-        return;
+        return 0;
     uint8_t *best = malloc(units);
     if (best && bosch_progress_best_mask(p, best, units) == BOSCH_OK &&
         (!b->reference || memcmp(best, b->reference, units) != 0) &&
         bosch_torch_evaluator_set_reference(b->e, best, units) == BOSCH_OK) {
         free(b->reference);
         b->reference = best; /* kept: the evaluator copied it */
-        best = NULL;
+        return 1;
     }
     free(best); /* out of memory or unchanged: the cache stays as it is */
+    return 0;
 }
 
 int score_masks(struct backend *b, const uint8_t *masks, size_t n, double *scores)

@@ -51,8 +51,9 @@ int backend_attach(bosch_optimizer *opt, struct backend *b);
  * candidates, mostly its neighbours, skip the layers below their first
  * change instead of starting at their first SWA layer. A no-op when the
  * incumbent is unchanged, none exists yet, or the prefix cache is off.
- * Called from the search's progress callback (between batches). */
-void backend_follow_incumbent(struct backend *b, const bosch_progress *p);
+ * Called from the search's progress callback (between batches). 1 when the
+ * reference changed (b->reference holds it), else 0. */
+int backend_follow_incumbent(struct backend *b, const bosch_progress *p);
 
 /* Message of the evaluator's last failure ("" if none). */
 const char *backend_last_error(const struct backend *b);

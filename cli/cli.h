@@ -32,6 +32,8 @@ struct settings {
     unsigned long long seed;
     int seed_given;
     unsigned eval_batch;
+    unsigned forward_samples; /* 0: libbosch-torch's default; an MPI job's default: 1 */
+    int forward_samples_given;
     /* search: the library's options given (lib_options.h), by table name,
      * in order; values are borrowed (argv, or lib_buf for a suggestion). */
     struct { const char *name, *value; } lib[64];

@@ -127,12 +127,18 @@ out:
 struct search_progress {
     struct console_progress console;
     struct backend *b;
+    bosch_mpi_coordinator *mpi; /* an MPI job's: the workers follow it too */
 };
 
 static void on_search_progress(const bosch_progress *p, void *user)
 {
     struct search_progress *sp = user;
-    backend_follow_incumbent(sp->b, p);
+    if (backend_follow_incumbent(sp->b, p) && sp->mpi) {
+#ifdef BOSCH_CLI_MPI
+        bosch_mpi_coordinator_set_reference(sp->mpi, sp->b->reference,
+                                            (size_t)sp->b->L * sp->b->G);
+#endif
+    }
     console_on_progress(p, &sp->console);
 }
 
@@ -161,7 +167,7 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
 #endif
     if (arc)
         return opt_fail(arc, "evaluator", opt);
-    struct search_progress pr = {.b = b};
+    struct search_progress pr = {.b = b, .mpi = mpi};
     console_progress_init(&pr.console);
     bosch_set_progress(opt, on_search_progress, &pr);
     fprintf(stderr, "model %s: %u layers x %u KV groups x %u heads/group, %s; task %s; window %u, sink %u; "

@@ -57,6 +57,10 @@ int mpi_job_start(struct mpi_job *j, struct settings *s)
         MPI_Finalize();
         return EXIT_ERROR;
     }
+    /* Requests cut over ranks score exactly as whole with one sample per
+     * forward (bosch_torch_evaluator_set_forward_samples). */
+    if (!s->forward_samples_given)
+        s->forward_samples = 1;
     /* One GPU per rank on a node of several: cuda:<local rank mod count>. */
     const uint32_t gpus = bosch_torch_cuda_device_count();
     if (gpus && (!strcmp(s->device, "auto") || !strcmp(s->device, "cuda"))) {
@@ -76,6 +80,29 @@ static const char *evaluator_error(void *evaluator)
     return bosch_torch_evaluator_last_error(evaluator);
 }
 
+static int set_reference(const uint8_t *mask, size_t units, void *evaluator)
+{
+    return bosch_torch_evaluator_set_reference(evaluator, mask, units);
+}
+
+/* A rank's libbosch-torch evaluator for libbosch-mpi: whole requests, and
+ * parts of them (a request's samples), so that stage 1's small batches
+ * keep every rank busy; the incumbent's mask for the prefix cache
+ * (`follow`: what --no-prefix-cache and --cache-all-full leave on). */
+static struct bosch_mpi_evaluator torch_evaluator(const struct backend *b, int follow)
+{
+    struct bosch_mpi_evaluator ev;
+    memset(&ev, 0, sizeof ev);
+    ev.struct_size = sizeof ev;
+    ev.eval = bosch_torch_request_batch_eval;
+    ev.error = evaluator_error;
+    ev.user = b->e;
+    ev.samples = bosch_torch_request_samples;
+    ev.sample_eval = bosch_torch_sample_eval;
+    ev.reference = follow ? set_reference : NULL;
+    return ev;
+}
+
 int mpi_job_serve(const struct mpi_job *j, struct settings *s)
 {
     errorf_rank(j->rank);
@@ -83,18 +110,20 @@ int mpi_job_serve(const struct mpi_job *j, struct settings *s)
     memset(&b, 0, sizeof b);
     const int opened = !model_setup(s, 0) && !backend_open(s, &b);
     const size_t units = opened ? (size_t)b.L * b.G : 0;
-    int rc = bosch_mpi_worker_run(MPI_COMM_WORLD, units, bosch_torch_request_batch_eval, b.e,
-                                  evaluator_error, opened ? BOSCH_OK : BOSCH_E_IO,
-                                  opened ? NULL : last_errorf());
+    const struct bosch_mpi_evaluator ev = torch_evaluator(&b, b.follow);
+    int rc = bosch_mpi_worker_serve(MPI_COMM_WORLD, units, opened ? &ev : NULL,
+                                    opened ? BOSCH_OK : BOSCH_E_IO, opened ? NULL : last_errorf());
     backend_free(&b);
     return rc == BOSCH_OK ? EXIT_OK : EXIT_ERROR;
 }
 
 bosch_mpi_coordinator *mpi_job_coordinator(struct backend *b, int opened)
 {
-    bosch_mpi_coordinator *c = bosch_mpi_coordinator_create(
-        MPI_COMM_WORLD, opened ? (size_t)b->L * b->G : 0,
-        opened ? bosch_torch_request_batch_eval : NULL, b->e, evaluator_error,
+    /* The root's own reference is the backend's to set (it follows the
+     * incumbent itself): the coordinator passes it on to the workers. */
+    const struct bosch_mpi_evaluator ev = torch_evaluator(b, 0);
+    bosch_mpi_coordinator *c = bosch_mpi_coordinator_open(
+        MPI_COMM_WORLD, opened ? (size_t)b->L * b->G : 0, opened ? &ev : NULL,
         opened ? BOSCH_OK : BOSCH_E_IO, opened ? NULL : last_errorf(), 0);
     if (!c) {
         const char *e = bosch_mpi_create_error(), *colon = strstr(e, ": ");

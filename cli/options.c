@@ -15,7 +15,7 @@ enum opt_id {
     O_MODEL = 256, O_TASK, O_NIAH, O_CONTEXT, O_SAMPLES, O_NEEDLES, O_KEYLEN, O_VALLEN,
     O_RATIO, O_WINDOW, O_SINK, O_SEED, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH,
     O_NOCACHE, O_CACHEFULL, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
-    O_FORMAT, O_CONFIGONLY, O_PRIORS
+    O_FORMAT, O_CONFIGONLY, O_PRIORS, O_FWDSAMPLES
 };
 
 #define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
@@ -79,6 +79,10 @@ static const struct cli_option options[] = {
      "                     mask: its seed + 1, a held-out set)"},
     {"eval-batch", required_argument, O_EVALBATCH, MODEL_CMDS, SEC_MODEL,
      "--eval-batch K     candidates per forward pass (1)"},
+    {"forward-samples", required_argument, O_FWDSAMPLES, MODEL_CMDS, SEC_MODEL,
+     "--forward-samples N  samples of a candidate per forward pass (0: a length\n"
+     "                     bucket; an MPI job: 1, so that a request cut over ranks\n"
+     "                     scores exactly as whole)"},
     {"no-prefix-cache", no_argument, O_NOCACHE, MODEL_CMDS, SEC_MODEL,
      "--no-prefix-cache  recompute the layers below the first SWA layer"},
     {"cache-all-full", no_argument, O_CACHEFULL, CMD_SEARCH, SEC_SEARCH,
@@ -250,6 +254,10 @@ static const char *apply_model_option(struct settings *s, int id, const char *ar
                    ? "--dtype (auto|f32|bf16|f16)" : NULL;
     case O_EVALBATCH:
         return parse_uint(arg, 1, 4096, &s->eval_batch) ? "--eval-batch (1..4096)" : NULL;
+    case O_FWDSAMPLES:
+        s->forward_samples_given = 1;
+        return parse_uint(arg, 0, 1u << 16, &s->forward_samples) ? "--forward-samples (0..65536)"
+                                                                  : NULL;
     case O_NOCACHE: s->no_prefix_cache = 1; return NULL;
     case O_CACHEFULL: s->cache_all_full = 1; return NULL;
     }

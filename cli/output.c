@@ -51,6 +51,7 @@ static int record_settings(bosch_selection *sel, const struct settings *s)
     rc = rc ? rc : bosch_selection_setting_set_double(sel, "ratio", s->ratio);
     rc = rc ? rc : bosch_selection_setting_set_int(sel, "seed", (int64_t)s->seed);
     rc = rc ? rc : bosch_selection_setting_set_int(sel, "eval_batch", s->eval_batch ? s->eval_batch : 1);
+    rc = rc ? rc : bosch_selection_setting_set_int(sel, "forward_samples", s->forward_samples);
     rc = rc ? rc : bosch_selection_setting_set_bool(sel, "prefix_cache", !s->no_prefix_cache);
     rc = rc ? rc : bosch_selection_setting_set_string(sel, "device", s->device);
     rc = rc ? rc : bosch_selection_setting_set_string(sel, "dtype", s->dtype);

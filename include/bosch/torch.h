@@ -358,6 +358,17 @@ BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const d
                                                    const uint32_t *draws, size_t n,
                                                    size_t units, double *scores,
                                                    void *evaluator);
+/* At most `samples` samples of a candidate in one forward pass (0, the
+ * default: a whole length bucket, within the device's token bound,
+ * BOSCH_TORCH_FORWARD_TOKENS). Forwards of other sizes round differently
+ * (the CPU's matrix kernels too), so with 1 every sample is computed in a
+ * forward of its own, padded to its bucket's length, and its value is the
+ * same bit for bit whichever samples a request is scored on: a request
+ * scored in parts (bosch_torch_sample_eval, MPI ranks) then gives exactly
+ * its whole score. Drops the prefix cache (its forwards follow the same
+ * cut). BOSCH_OK; BOSCH_E_INVALID for NULL. */
+BOSCH_TORCH_API int bosch_torch_evaluator_set_forward_samples(bosch_torch_evaluator *e,
+                                                              uint32_t samples);
 /* A request's score is the mean of its samples' values (per sample: the
  * metric's 0/1, mean log-probability or match share), added one by one in
  * double in ascending sample order, then divided by their count; so a
@@ -368,8 +379,9 @@ BOSCH_TORCH_API size_t bosch_torch_request_samples(double fidelity, void *evalua
 /* The values of samples [first, first + count) of one request (its k
  * samples in ascending order, as above) into values[0 .. count): added in
  * that order after the values of samples [0, first), divided by k, they
- * give bosch_torch_request_batch_eval's score bit for bit on the CPU
- * (on CUDA, up to the kernels' rounding of a smaller forward). Matches
+ * give bosch_torch_request_batch_eval's score: bit for bit with one
+ * sample per forward (bosch_torch_evaluator_set_forward_samples), else up
+ * to the rounding of forwards of another size. Matches
  * libbosch-mpi's bosch_mpi_sample_eval_fn. BOSCH_E_INVALID for a range
  * outside [0, k), a bad fidelity or units; failures as
  * bosch_torch_batch_eval. */

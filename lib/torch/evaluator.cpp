@@ -142,9 +142,11 @@ Evaluator::Evaluator(Model &model, const Task &task, Window w, Metric metric)
     make_buckets();
 }
 
-Evaluator::Bucket Evaluator::make_bucket(const std::vector<size_t> &members) const {
+Evaluator::Bucket Evaluator::make_bucket(const std::vector<size_t> &members,
+                                         int64_t pad_to) const {
     Bucket bk;
     bk.M = int64_t(members.size());
+    bk.T = pad_to;
     bk.members = members;
     for (size_t i : members) {
         const Sample &s = task_.samples[i];
@@ -227,7 +229,10 @@ std::vector<Evaluator::Bucket> Evaluator::subset_buckets(const std::vector<size_
             out.push_back(b); // shares the bucket's tensors and cache
             continue;
         }
-        Bucket sb = make_bucket(members);
+        // Padded as its parent: a sample's rows have the shape they have in
+        // the whole task's forwards, so one sample per forward gives the
+        // same values bit for bit whichever samples are scored.
+        Bucket sb = make_bucket(members, b.T);
         sb.from = &b;
         sb.pick = torch::tensor(pick, torch::TensorOptions().dtype(torch::kInt64))
                       .to(model_.device());
@@ -237,9 +242,17 @@ std::vector<Evaluator::Bucket> Evaluator::subset_buckets(const std::vector<size_
 }
 
 int64_t Evaluator::samples_per_forward(const Bucket &b, int64_t candidates) const {
-    if (forward_tokens_ <= 0)
-        return b.M;
-    return std::clamp<int64_t>(forward_tokens_ / std::max<int64_t>(1, candidates * b.T), 1, b.M);
+    int64_t per = b.M;
+    if (forward_tokens_ > 0)
+        per = std::clamp<int64_t>(forward_tokens_ / std::max<int64_t>(1, candidates * b.T), 1, b.M);
+    if (forward_samples_ > 0)
+        per = std::min(per, forward_samples_);
+    return per;
+}
+
+void Evaluator::set_forward_samples(int64_t samples) {
+    forward_samples_ = std::max<int64_t>(0, samples);
+    cache_built_ = false; // the cache's forwards follow the same cut
 }
 
 Evaluator::Bucket Evaluator::slice(const Bucket &b, int64_t m0, int64_t mc) {

@@ -66,6 +66,11 @@ public:
     // variable BOSCH_TORCH_FORWARD_TOKENS overrides the default. Scores
     // equal those of unsplit forwards up to the kernels' rounding.
     void set_forward_tokens(int64_t tokens) { forward_tokens_ = std::max<int64_t>(0, tokens); }
+    // At most `samples` samples per candidate in a forward (0: no bound but
+    // forward_tokens_). 1: every sample alone, so its value is the same bit
+    // for bit whichever samples a request is scored on (MPI parts).
+    void set_forward_samples(int64_t samples);
+    int64_t forward_samples() const { return forward_samples_; }
     int64_t forward_tokens() const { return forward_tokens_; }
     // Forwards run so far (tests: the bound splits).
     int64_t forwards() const { return forwards_; }
@@ -119,7 +124,8 @@ private:
         torch::Tensor pick;
     };
     void make_buckets();
-    Bucket make_bucket(const std::vector<size_t> &members) const;
+    // The bucket of `members`, padded to their longest or to `pad_to`.
+    Bucket make_bucket(const std::vector<size_t> &members, int64_t pad_to = 0) const;
     // The buckets of a proper subset of the samples (ascending, distinct).
     std::vector<Bucket> subset_buckets(const std::vector<size_t> &subset) const;
     // Samples [m0, m0 + mc) of a bucket as a bucket of their own: views of
@@ -163,6 +169,7 @@ private:
     bool cache_built_ = false;
     int64_t layer_rows_ = 0;
     int64_t forward_tokens_ = 0;
+    int64_t forward_samples_ = 0;
     std::vector<uint8_t> reference_; // empty = all full
     int64_t forwards_ = 0;
     double noise_ = -1; // < 0: not measured yet

@@ -302,6 +302,16 @@ BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const d
     });
 }
 
+BOSCH_TORCH_API int bosch_torch_evaluator_set_forward_samples(bosch_torch_evaluator *e,
+                                                              uint32_t samples) {
+    if (!e || !e->ev)
+        return BOSCH_E_INVALID;
+    std::lock_guard<std::mutex> lock(e->model->model->mutex);
+    e->ev->set_forward_samples(int64_t(samples));
+    e->ev->last_error.clear();
+    return BOSCH_OK;
+}
+
 BOSCH_TORCH_API size_t bosch_torch_request_samples(double fidelity, void *evaluator) {
     auto *e = static_cast<bosch_torch_evaluator *>(evaluator);
     if (!e || !e->ev || !(fidelity > 0.0 && fidelity <= 1.0))

@@ -663,6 +663,11 @@ TORCH_PROTOTYPES = {
     "bosch_torch_request_batch_eval": (c_int, [c_void_p, c_double_p, c_uint32_p, c_size_t,
                                                c_size_t, c_double_p, c_void_p]),
     "bosch_torch_evaluator_last_error": (c_char_p, [H]),
+    "bosch_torch_evaluator_set_forward_samples": (c_int, [H, c_uint32]),
+    # bosch_mpi_sample_count_fn / bosch_mpi_sample_eval_fn with the evaluator as `user`
+    "bosch_torch_request_samples": (c_size_t, [c_double, c_void_p]),
+    "bosch_torch_sample_eval": (c_int, [c_void_p, c_double, c_uint32, c_size_t, c_size_t,
+                                        c_size_t, c_double_p, c_void_p]),
     # checkpoint directory
     "bosch_torch_checkpoint_params_init": (None, [POINTER(CheckpointParams)]),
     "bosch_torch_checkpoint_open": (H, [c_char_p, POINTER(CheckpointParams)]),
@@ -687,6 +692,20 @@ MPI_ERROR_FN = CFUNCTYPE(c_char_p, c_void_p)
 
 # libbosch-mpi (bosch/mpi.h). MPI_Comm travels as c_void_p: Open MPI's
 # communicators are pointers (bosch.mpi checks mpi4py's size of one).
+# bosch_mpi_sample_count_fn, bosch_mpi_sample_eval_fn, bosch_mpi_reference_fn (bosch/mpi.h)
+SAMPLE_COUNT_FN = CFUNCTYPE(c_size_t, c_double, c_void_p)
+SAMPLE_EVAL_FN = CFUNCTYPE(c_int, c_void_p, c_double, c_uint32, c_size_t, c_size_t, c_size_t,
+                           c_double_p, c_void_p)
+REFERENCE_FN = CFUNCTYPE(c_int, c_void_p, c_size_t, c_void_p)
+
+
+class MpiEvaluator(ctypes.Structure):
+    """struct bosch_mpi_evaluator (bosch/mpi.h), field for field."""
+    _fields_ = [("struct_size", c_size_t), ("eval", REQUEST_BATCH_EVAL_FN),
+                ("error", MPI_ERROR_FN), ("user", c_void_p), ("samples", SAMPLE_COUNT_FN),
+                ("sample_eval", SAMPLE_EVAL_FN), ("reference", REFERENCE_FN)]
+
+
 MPI_PROTOTYPES = {
     # (comm, units, eval, user, error, ready, why, flags)
     "bosch_mpi_coordinator_create": (H, [c_void_p, c_size_t, REQUEST_BATCH_EVAL_FN, c_void_p,
@@ -700,6 +719,13 @@ MPI_PROTOTYPES = {
     # (comm, units, eval, user, error, ready, why)
     "bosch_mpi_worker_run": (c_int, [c_void_p, c_size_t, REQUEST_BATCH_EVAL_FN, c_void_p,
                                      MPI_ERROR_FN, c_int, c_char_p]),
+    # (comm, units, const struct bosch_mpi_evaluator *, ready, why, flags)
+    "bosch_mpi_coordinator_open": (H, [c_void_p, c_size_t, POINTER(MpiEvaluator), c_int,
+                                       c_char_p, ctypes.c_uint]),
+    "bosch_mpi_coordinator_set_reference": (c_int, [H, c_uint8_p, c_size_t]),
+    # (comm, units, const struct bosch_mpi_evaluator *, ready, why)
+    "bosch_mpi_worker_serve": (c_int, [c_void_p, c_size_t, POINTER(MpiEvaluator), c_int,
+                                       c_char_p]),
     "bosch_mpi_create_status": (c_int, []),
     "bosch_mpi_create_error": (c_char_p, []),
 }
@@ -780,6 +806,14 @@ def load_mpi() -> tuple[ctypes.CDLL, str]:
 def mpi_request_batch_eval_pointer():
     """bosch_mpi_request_batch_eval as a bosch_request_batch_eval_fn pointer."""
     return REQUEST_BATCH_EVAL_FN(("bosch_mpi_request_batch_eval", load_mpi()[0]))
+
+
+def torch_sample_pointers():
+    """(bosch_torch_request_samples, bosch_torch_sample_eval) as libbosch-mpi's
+    sample count and sample evaluation callbacks."""
+    cdll = load_torch()[0]
+    return (SAMPLE_COUNT_FN(("bosch_torch_request_samples", cdll)),
+            SAMPLE_EVAL_FN(("bosch_torch_sample_eval", cdll)))
 
 
 def torch_evaluator_error_pointer():

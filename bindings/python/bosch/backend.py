@@ -550,6 +550,39 @@ class Evaluator(Handle):
         self._check(tlib.bosch_torch_evaluator_set_buckets(self._handle, int(buckets)))
         return self
 
+    def set_forward_samples(self, samples: int) -> "Evaluator":
+        """At most `samples` samples of a candidate per forward pass
+        (bosch_torch_evaluator_set_forward_samples; 0, the default: a length
+        bucket). 1: every sample's value is the same bit for bit whichever
+        samples a request is scored on, so a request cut into parts (MPI
+        ranks, :meth:`sample_values`) scores exactly as whole."""
+        self._check(tlib.bosch_torch_evaluator_set_forward_samples(self._handle, int(samples)))
+        return self
+
+    def request_samples(self, fidelity: float = 1.0) -> int:
+        """The samples a request at `fidelity` is scored on
+        (bosch_torch_request_samples); ValueError outside (0, 1]."""
+        k = tlib.bosch_torch_request_samples(float(fidelity), self._handle)
+        if k == 0:
+            raise ValueError(f"fidelity {fidelity!r} is outside (0, 1]")
+        return int(k)
+
+    def sample_values(self, mask, fidelity: float = 1.0, draw: int = 0, first: int = 0,
+                      count: int | None = None) -> list[float]:
+        """The values of samples [first, first + count) of one request
+        (bosch_torch_sample_eval; count None: to the last). A request's score
+        is the sum of its samples' values, added in order, over their count."""
+        raw = mask_bytes(mask, self.units)
+        k = self.request_samples(fidelity)
+        n = k - int(first) if count is None else int(count)
+        out = (ctypes.c_double * max(1, n))()
+        buf = (ctypes.c_uint8 * len(raw)).from_buffer_copy(raw)
+        status = tlib.bosch_torch_sample_eval(buf, float(fidelity), int(draw), int(first),
+                                              max(0, n), self.units, out, self._handle)
+        if status != 0:
+            check_status(status if status < 0 else ErrorCode.E_EVALUATOR, lambda: self.last_error)
+        return list(out)[:max(0, n)]
+
     def set_prefix_cache(self, on: bool = True) -> "Evaluator":
         self._check(tlib.bosch_torch_evaluator_set_prefix_cache(self._handle, 1 if on else 0))
         return self
@@ -638,6 +671,10 @@ class Evaluator(Handle):
     # starting at draws[i] * k, cyclically) and its user data.
     def _c_request_batch_evaluator(self):
         return _lib.torch_request_batch_eval_pointer(), self._handle
+
+    # Hook of bosch.mpi: (samples, sample_eval) callbacks for requests in parts.
+    def _c_sample_evaluator(self):
+        return _lib.torch_sample_pointers()
 
     def _c_last_error(self) -> str:
         return self.last_error

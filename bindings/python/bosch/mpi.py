@@ -29,6 +29,7 @@ import ctypes
 from . import _lib
 from ._handle import Handle
 from ._lib import text as _str
+from ._masks import mask_bytes
 from .errors import ErrorCode, check_status, error_for_status
 from .testbed import Testbed
 
@@ -48,17 +49,42 @@ def _comm(comm) -> ctypes.c_void_p:
     return ctypes.c_void_p(MPI._handleof(comm))
 
 
-def _c_evaluator(evaluator):
-    """(C request batch evaluator, its user data, its error getter, units)."""
+def _c_evaluator(evaluator, parts: bool, follow=None):
+    """(struct bosch_mpi_evaluator, units, what to keep alive) of a C
+    evaluator: whole requests, and with `parts` a torch evaluator's requests
+    in parts (set to one sample per forward, so that parts score exactly as
+    whole); `follow`: the evaluator's reference callback (a worker follows
+    the root's incumbent)."""
+    ev = _lib.MpiEvaluator()
+    ev.struct_size = ctypes.sizeof(ev)
+    keep = []
     if isinstance(evaluator, Testbed):
-        return (_lib.testbed_request_batch_eval_pointer(), evaluator._handle,
-                _lib.MPI_ERROR_FN(), evaluator.n_units)
+        ev.eval = _lib.testbed_request_batch_eval_pointer()
+        ev.user = evaluator._handle
+        return ev, evaluator.n_units, [evaluator, ev.eval]
     hook = getattr(evaluator, "_c_request_batch_evaluator", None)
     if hook is None:
         raise TypeError("the evaluator must be a bosch.backend.Evaluator or a bosch.Testbed "
                         "(evaluated in C on every rank)")
     fn, user = hook()
-    return fn, user, _lib.torch_evaluator_error_pointer(), evaluator.units
+    ev.eval, ev.user, ev.error = fn, user, _lib.torch_evaluator_error_pointer()
+    keep += [evaluator, fn, ev.error]
+    if parts and hasattr(evaluator, "_c_sample_evaluator"):
+        evaluator.set_forward_samples(1)
+        ev.samples, ev.sample_eval = evaluator._c_sample_evaluator()
+        keep += [ev.samples, ev.sample_eval]
+    if follow and hasattr(evaluator, "set_reference"):
+        units = evaluator.units
+
+        def reference(mask, n, _user):
+            try:
+                evaluator.set_reference(ctypes.string_at(mask, n))
+                return 0
+            except Exception:  # a hint: the rank goes on without it
+                return int(ErrorCode.E_EVALUATOR)
+        ev.reference = _lib.REFERENCE_FN(reference)
+        keep += [ev.reference, units]
+    return ev, evaluator.units, keep
 
 
 def _readiness(evaluator, error):
@@ -70,32 +96,50 @@ def _readiness(evaluator, error):
 
 
 class Coordinator(Handle):
-    """Rank 0's side (bosch_mpi_coordinator_create): collective with
+    """Rank 0's side (bosch_mpi_coordinator_open): collective with
     :func:`serve` on every other rank. `evaluator`: rank 0's own (None with
     ``root_idle=True``); `error`: why this rank could not open one (an
-    exception or text; the job is then refused). Raises the library's error
-    when a rank is not ready, naming it. Pass it to
+    exception or text; the job is then refused). With ``parts=True`` (the
+    default) and torch evaluators on every rank, a batch of fewer requests
+    than ranks is cut into parts of a request's samples (each evaluator is
+    set to one sample per forward, so parts score exactly as whole); a
+    Testbed scores whole requests. Raises the library's error when a rank is
+    not ready, naming it. Pass it to
     ``Optimizer.optimize(request_batch_evaluator=...)``; closing it (or
     leaving ``with``) lets the other ranks return."""
 
     _kind = "coordinator"
 
     def __init__(self, comm, evaluator=None, *, units: int | None = None,
-                 root_idle: bool = False, error=None):
+                 root_idle: bool = False, error=None, parts: bool = True):
         status, why = _readiness(evaluator if not root_idle else True, error)
-        fn, user, err = _lib.REQUEST_BATCH_EVAL_FN(), None, _lib.MPI_ERROR_FN()
-        if evaluator is not None and not root_idle:
-            fn, user, err, units = _c_evaluator(evaluator)
+        ev, keep = None, []
+        if evaluator is not None and error is None:
+            ev, units, keep = _c_evaluator(evaluator, parts, follow=True)
+            if root_idle:
+                ev.eval = _lib.REQUEST_BATCH_EVAL_FN()  # plans parts, evaluates nothing
+                ev.sample_eval = _lib.SAMPLE_EVAL_FN()
         if units is None:
             raise ValueError("units must be given when rank 0 has no evaluator")
-        h = mlib.bosch_mpi_coordinator_create(_comm(comm), int(units), fn, user, err, status,
-                                              why, ROOT_IDLE if root_idle else 0)
+        h = mlib.bosch_mpi_coordinator_open(_comm(comm), int(units),
+                                            ctypes.byref(ev) if ev is not None else None,
+                                            status, why, ROOT_IDLE if root_idle else 0)
         if not h:
             raise error_for_status(mlib.bosch_mpi_create_status(),
                                    _str(mlib.bosch_mpi_create_error()))
         super().__init__(h)
-        self._keep = (evaluator, fn, err)
+        self._keep = (ev, keep)
         self.units = int(units)
+
+    def set_reference(self, mask) -> None:
+        """Passes `mask` (e.g. the search's incumbent) to every rank's
+        evaluator as its prefix cache's reference
+        (bosch_mpi_coordinator_set_reference): rank 0's now, the others'
+        before their next request. Between batches; scores do not change."""
+        raw = mask_bytes(mask, self.units)
+        buf = (ctypes.c_uint8 * len(raw)).from_buffer_copy(raw)
+        check_status(mlib.bosch_mpi_coordinator_set_reference(self._handle, buf, len(raw)),
+                     lambda: self.last_error)
 
     def _free(self, h) -> None:
         mlib.bosch_mpi_coordinator_free(h)
@@ -105,7 +149,8 @@ class Coordinator(Handle):
         return _str(mlib.bosch_mpi_coordinator_last_error(self._h)) if self._h else ""
 
     def stats(self) -> list[int]:
-        """Evaluations made by each rank so far (rank 0 first)."""
+        """Pieces (requests, or parts of requests) each rank scored so far
+        (rank 0 first)."""
         ranks = ctypes.c_int()
         check_status(mlib.bosch_mpi_coordinator_stats(self._handle, ctypes.byref(ranks), None, 0))
         counts = (ctypes.c_uint64 * max(1, ranks.value))()
@@ -124,14 +169,18 @@ class Coordinator(Handle):
             f"bosch.mpi.Coordinator(units={self.units}, evaluations={self.stats()})"
 
 
-def serve(comm, evaluator=None, *, error=None) -> None:
-    """Every rank but 0 (bosch_mpi_worker_run): the handshake, then the
-    evaluation of what rank 0 hands out until it closes its coordinator.
-    `error`: why this rank could not open its evaluator (the job is refused,
-    naming this rank). Raises InvalidArgumentError when the job was refused."""
+def serve(comm, evaluator=None, *, error=None, parts: bool = True) -> None:
+    """Every rank but 0 (bosch_mpi_worker_serve): the handshake, then the
+    evaluation of what rank 0 hands out (whole requests, or parts of them:
+    see :class:`Coordinator`) until it closes its coordinator. `error`: why
+    this rank could not open its evaluator (the job is refused, naming this
+    rank). Raises InvalidArgumentError when the job was refused."""
     status, why = _readiness(evaluator, error)
-    fn, user, err, units = _lib.REQUEST_BATCH_EVAL_FN(), None, _lib.MPI_ERROR_FN(), 0
+    ev, units, keep = None, 0, []
     if evaluator is not None and error is None:
-        fn, user, err, units = _c_evaluator(evaluator)
-    check_status(mlib.bosch_mpi_worker_run(_comm(comm), units, fn, user, err, status, why),
+        ev, units, keep = _c_evaluator(evaluator, parts, follow=True)
+    check_status(mlib.bosch_mpi_worker_serve(_comm(comm), units,
+                                             ctypes.byref(ev) if ev is not None else None,
+                                             status, why),
                  lambda: "the job was refused (rank 0 says why)")
+    del keep

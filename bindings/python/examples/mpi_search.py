@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A search over the ranks of an MPI job from Python (bosch.mpi, mpi4py):
 every rank opens the model directory on its own device, rank 0 searches and
-hands out, the others evaluate. The same mask and score as one process.
+hands out, the others evaluate (whole candidates, or parts of a candidate's
+prompts when a batch holds fewer candidates than ranks). The same mask and
+score as one process.
 
     mpirun -np 4 python3 mpi_search.py [--model DIR] [--ratio 0.5] [--budget 20] [--out PREFIX]
 
@@ -38,10 +40,21 @@ def main(argv=None) -> int:
     if comm.rank != 0:
         mpi.serve(comm, ev, error=error)
         return 0
+    # Requests cut into parts of their samples keep every rank busy when a
+    # batch holds fewer candidates than ranks; each rank's prefix cache
+    # follows the search's incumbent (its neighbours skip the layers below
+    # their first change).
     with mpi.Coordinator(comm, ev, error=error) as coordinator:
+        last = [None]
+
+        def follow(progress):
+            if progress.best_mask is not None and progress.best_mask != last[0]:
+                coordinator.set_reference(progress.best_mask)
+                last[0] = progress.best_mask
+
         opt = bosch.Optimizer(ck.model.problem(ratio=args.ratio), seed=args.seed,
                               budget=args.budget)
-        result = opt.optimize(request_batch_evaluator=coordinator)
+        result = opt.optimize(request_batch_evaluator=coordinator, progress=follow)
         print(f"{comm.size} ranks: {result.total_evaluations} evaluations "
               f"{coordinator.stats()}; score {result.score!r}")
         print("mask " + "".join("1" if u else "0" for u in result.mask))

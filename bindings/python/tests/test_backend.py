@@ -261,6 +261,31 @@ def test_requests(model, evaluator):
     assert result.cost == pytest.approx(sum(h.fidelity for h in result.history))
 
 
+def test_requests_in_parts(model):
+    # bosch_torch_sample_eval: a request's samples scored in parts, their
+    # values added in order over their count, give its score bit for bit
+    # with one sample per forward (what an MPI job cuts over its ranks)
+    with backend.Task.read_jsonl(os.path.join(ORGANISM, "calib.jsonl")) as t, \
+            backend.Evaluator(model, t, window=WINDOW, sink=SINK, metric="logprob") as ev:
+        ev.set_forward_samples(1)
+        mask = [1, 1, 0, 1] * (ev.units // 4)
+        assert ev.request_samples(1.0) == 32 and ev.request_samples(0.25) == 8
+        for fid, draw in ((1.0, 0), (0.25, 3)):
+            k = ev.request_samples(fid)
+            values = (ev.sample_values(mask, fid, draw, 0, 3) +
+                      ev.sample_values(mask, fid, draw, 3, k - 5) +
+                      ev.sample_values(mask, fid, draw, k - 2))
+            assert len(values) == k
+            total = 0.0
+            for v in values:
+                total += v
+            assert total / k == ev.score_requests([mask], [fid], [draw])[0]
+        with pytest.raises(bosch.InvalidArgumentError, match="of a request of 32"):
+            ev.sample_values(mask, 1.0, 0, 30, 3)
+        with pytest.raises(ValueError, match="outside"):
+            ev.request_samples(0.0)
+
+
 def test_static_scores(model, task, evaluator):
     for name in backend.SCORERS:
         if name == "fisher":

@@ -104,7 +104,13 @@ def test_the_example_on_the_organism():
         _lib.load_torch()
     except ImportError:
         pytest.skip("libbosch-torch not found")
+    # one rank, two and three: requests cut differently (one sample per
+    # forward everywhere), the prefix caches following the incumbent
     one = run([EXAMPLE, "--budget", "8"])
-    two = run([EXAMPLE, "--budget", "8"], ranks=2)
-    assert result_line(one.stdout) and result_line(two.stdout) == result_line(one.stdout)
-    assert "score" in two.stdout and "2 ranks" in two.stdout
+    scores = [line for line in one.stdout.splitlines() if "score" in line]
+    for n in (2, 3):
+        p = run([EXAMPLE, "--budget", "8"], ranks=n)
+        assert result_line(one.stdout) and result_line(p.stdout) == result_line(one.stdout)
+        assert f"{n} ranks" in p.stdout
+        assert [line.split("; ")[-1] for line in p.stdout.splitlines() if "score" in line] == \
+            [line.split("; ")[-1] for line in scores]
