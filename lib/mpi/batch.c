@@ -102,6 +102,7 @@ static void hand_out(struct batch *b, int w, size_t p)
     memcpy(msg, &head, sizeof head);
     memcpy(msg + sizeof head, b->masks + i * c->units, c->units);
     MPI_Send(msg, (int)(sizeof head + c->units), MPI_BYTE, w, TAG_WORK, c->comm);
+    c->sent[w] = mpi_now();
     MPI_Irecv(c->in + (size_t)w * c->in_size, (int)c->in_size, MPI_BYTE, w, TAG_RESULT, c->comm,
               &c->recv[w]);
 }
@@ -114,6 +115,7 @@ static int collect(struct batch *b, int w)
     struct result_head r;
     memcpy(&r, in, sizeof r);
     const struct piece *pc = r.index < b->n_pieces ? &b->pieces[r.index] : NULL;
+    mpi_backoff_piece(&c->poll, mpi_now() - c->sent[w]);
     if (r.status != BOSCH_OK) {
         char msg[MSG_LEN];
         MPI_Recv(msg, MSG_LEN, MPI_CHAR, w, TAG_MESSAGE, c->comm, MPI_STATUS_IGNORE);
@@ -210,14 +212,15 @@ static void run(struct batch *b)
         hand_out(b, w, p);
     pthread_t thread;
     int threaded = c->local == 2 && pthread_create(&thread, NULL, evaluate_locally, b) == 0;
-    for (unsigned idle = 0; in_flight > 0;) {
+    mpi_backoff_reset(&c->poll);
+    while (in_flight > 0) {
         int index = MPI_UNDEFINED, flag = 0;
         MPI_Testany(c->size - 1, c->recv + 1, &index, &flag, MPI_STATUS_IGNORE);
         if (!flag || index == MPI_UNDEFINED) {
-            mpi_pause(idle++ < 100 ? 10 : 100);
+            mpi_backoff_wait(&c->poll);
             continue;
         }
-        idle = 0;
+        mpi_backoff_reset(&c->poll);
         in_flight -= 1 - collect(b, index + 1);
     }
     if (threaded)

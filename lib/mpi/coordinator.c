@@ -37,6 +37,7 @@ void bosch_mpi_coordinator_free(bosch_mpi_coordinator *c)
     free(c->out);
     free(c->in);
     free(c->recv);
+    free(c->sent);
     free(c->reference);
     free(c->ref_sent);
     free(c);
@@ -123,9 +124,10 @@ bosch_mpi_coordinator *bosch_mpi_coordinator_open(MPI_Comm comm, size_t units,
         c->out = malloc((size_t)size * (sizeof(struct work_head) + units));
         c->in = malloc((size_t)size * c->in_size);
         c->recv = malloc((size_t)size * sizeof *c->recv);
+        c->sent = calloc((size_t)size, sizeof *c->sent);
         c->ref_sent = calloc((size_t)size, sizeof *c->ref_sent);
     }
-    if (!c || !c->counts || !c->out || !c->in || !c->recv || !c->ref_sent) {
+    if (!c || !c->counts || !c->out || !c->in || !c->recv || !c->sent || !c->ref_sent) {
         bosch_mpi_coordinator_free(c); /* still tells the workers to stop */
         if (!c)
             for (int w = 1; w < size; w++)
@@ -135,6 +137,7 @@ bosch_mpi_coordinator *bosch_mpi_coordinator_open(MPI_Comm comm, size_t units,
     for (int w = 0; w < size; w++)
         c->recv[w] = MPI_REQUEST_NULL;
     c->local = evaluates ? local_mode(size, &ev, flags) : 0;
+    mpi_backoff_init(&c->poll);
     return c;
 }
 

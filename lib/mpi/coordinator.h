@@ -20,6 +20,8 @@ struct bosch_mpi_coordinator {
     unsigned char *in;  /* one result per worker: head + at most `samples` values */
     size_t in_size;     /* bytes of one */
     MPI_Request *recv;  /* the pending result of each worker (MPI_REQUEST_NULL: free) */
+    double *sent;       /* when each worker's piece went out (mpi_now) */
+    struct mpi_backoff poll; /* the hand-out loop's pauses, learnt across batches */
     uint8_t *reference; /* the last reference (units bytes), NULL before any */
     uint64_t ref_gen;   /* bumped by each bosch_mpi_coordinator_set_reference */
     uint64_t *ref_sent; /* the generation each worker has */

@@ -1,13 +1,11 @@
 /* The collective start of a job: every rank says whether its evaluator is
  * open and what it can do; the root refuses the job when a rank is not
  * ready, naming it, and decides whether requests go whole or in parts. */
-#define _POSIX_C_SOURCE 200809L
 #include "bosch/bosch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mpi/protocol.h"
 
@@ -76,10 +74,4 @@ struct verdict mpi_handshake(MPI_Comm comm, const struct hello *mine, int root_e
     free(all);
     MPI_Bcast(&v, (int)sizeof v, MPI_BYTE, 0, comm);
     return v;
-}
-
-void mpi_pause(unsigned us)
-{
-    struct timespec ts = {0, (long)us * 1000L};
-    nanosleep(&ts, NULL);
 }

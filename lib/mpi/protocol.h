@@ -57,8 +57,20 @@ struct result_head {
 struct verdict mpi_handshake(MPI_Comm comm, const struct hello *mine, int root_evaluates,
                              char *why_out, size_t why_len);
 
-/* Sleeps `us` microseconds: the pause of a polling loop (MPI's blocking
- * calls spin, which would take the core of an evaluator sharing it). */
-void mpi_pause(unsigned us);
+/* The pauses of a polling loop (poll.c): MPI's blocking calls spin, which
+ * would take the core of an evaluator sharing it. */
+struct mpi_backoff {
+    unsigned pause_us, cap_us;
+    double piece_us; /* running mean of the pieces waited for */
+};
+void mpi_backoff_init(struct mpi_backoff *b);
+/* Something came: the next wait starts short again. */
+void mpi_backoff_reset(struct mpi_backoff *b);
+/* Sleeps, and lengthens the next pause (up to the cap). */
+void mpi_backoff_wait(struct mpi_backoff *b);
+/* A piece took `seconds`: the cap follows a fiftieth of their mean. */
+void mpi_backoff_piece(struct mpi_backoff *b, double seconds);
+/* CLOCK_MONOTONIC in seconds. */
+double mpi_now(void);
 
 #endif

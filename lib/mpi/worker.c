@@ -10,14 +10,15 @@
 #include "mpi/protocol.h"
 
 /* Polls for the root's next message without MPI's spinning wait. */
-static void wait_message(MPI_Comm comm, MPI_Status *st)
+static void wait_message(MPI_Comm comm, MPI_Status *st, struct mpi_backoff *poll)
 {
-    for (unsigned idle = 0;; idle++) {
+    mpi_backoff_reset(poll);
+    for (;;) {
         int flag = 0;
         MPI_Iprobe(0, MPI_ANY_TAG, comm, &flag, st);
         if (flag)
             return;
-        mpi_pause(idle < 100 ? 10 : 200);
+        mpi_backoff_wait(poll);
     }
 }
 
@@ -42,9 +43,11 @@ static int serve(MPI_Comm comm, size_t units, const struct bosch_mpi_evaluator *
     const size_t result_size = sizeof(struct result_head) + max_values * sizeof(double);
     unsigned char *work = malloc(work_size), *result = malloc(result_size);
     char msg[MSG_LEN];
+    struct mpi_backoff poll;
+    mpi_backoff_init(&poll);
     for (;;) {
         MPI_Status st;
-        wait_message(comm, &st);
+        wait_message(comm, &st, &poll);
         if (st.MPI_TAG == TAG_STOP) {
             MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, comm, MPI_STATUS_IGNORE);
             break;
@@ -68,8 +71,10 @@ static int serve(MPI_Comm comm, size_t units, const struct bosch_mpi_evaluator *
             if (res.count > max_values) {
                 res.status = BOSCH_E_INVALID;
             } else {
+                const double t0 = mpi_now();
                 res.status = score(ev, v->parts != 0, units, work,
                                    (double *)(void *)(result + sizeof res));
+                mpi_backoff_piece(&poll, mpi_now() - t0);
             }
         } else { /* no memory for the piece: take its head, and say so */
             unsigned char one[sizeof head];
