@@ -1,7 +1,6 @@
 /* The root's side of libbosch-mpi: the handshake, the coordinator's life
  * and its reference mask (the hand-out of each batch: batch.c). */
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,15 +63,12 @@ static struct hello root_hello(const struct bosch_mpi_evaluator *ev_in, size_t u
                                int ready, const char *why, unsigned flags, int size,
                                struct bosch_mpi_evaluator *ev, int *evaluates)
 {
-    const size_t least = offsetof(struct bosch_mpi_evaluator, samples);
     struct hello h;
     memset(&h, 0, sizeof h);
-    memset(ev, 0, sizeof *ev);
-    if (ev_in && ev_in->struct_size >= least)
-        memcpy(ev, ev_in, ev_in->struct_size < sizeof *ev ? ev_in->struct_size : sizeof *ev);
+    const int unset = mpi_evaluator_copy(ev, ev_in) != 0;
     const int has = ev->eval || ev->sample_eval;
     const char *bad = NULL;
-    if (ev_in && ev_in->struct_size < least)
+    if (unset)
         bad = "struct bosch_mpi_evaluator: struct_size not set";
     else if (!units)
         bad = "no units";
@@ -89,10 +85,7 @@ static struct hello root_hello(const struct bosch_mpi_evaluator *ev_in, size_t u
     }
     h.units = units;
     *evaluates = h.status == BOSCH_OK && local_mode(size, ev, flags) != 0;
-    h.can = (ev->eval ? CAN_WHOLE : 0) | (ev->reference ? CAN_REFERENCE : 0);
-    if (ev->samples && (ev->sample_eval || !*evaluates) &&
-        (h.samples = ev->samples(1.0, ev->user)) > 0)
-        h.can |= CAN_PARTS;
+    h.can = mpi_abilities(ev, !*evaluates, &h.samples);
     snprintf(h.why, sizeof h.why, "%s", why ? why : "");
     return h;
 }
@@ -146,12 +139,7 @@ bosch_mpi_coordinator *bosch_mpi_coordinator_create(MPI_Comm comm, size_t units,
                                                     void *user, bosch_mpi_error_fn error,
                                                     int ready, const char *why, unsigned flags)
 {
-    struct bosch_mpi_evaluator ev;
-    memset(&ev, 0, sizeof ev);
-    ev.struct_size = sizeof ev;
-    ev.eval = eval;
-    ev.error = error;
-    ev.user = user;
+    const struct bosch_mpi_evaluator ev = mpi_whole_evaluator(eval, user, error);
     return bosch_mpi_coordinator_open(comm, units, &ev, ready, why, flags);
 }
 

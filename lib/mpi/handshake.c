@@ -3,11 +3,45 @@
  * ready, naming it, and decides whether requests go whole or in parts. */
 #include "bosch/bosch.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpi/protocol.h"
+
+int mpi_evaluator_copy(struct bosch_mpi_evaluator *out, const struct bosch_mpi_evaluator *in)
+{
+    memset(out, 0, sizeof *out);
+    if (!in)
+        return 0;
+    if (in->struct_size < offsetof(struct bosch_mpi_evaluator, samples))
+        return -1;
+    memcpy(out, in, in->struct_size < sizeof *out ? in->struct_size : sizeof *out);
+    return 0;
+}
+
+struct bosch_mpi_evaluator mpi_whole_evaluator(bosch_request_batch_eval_fn eval, void *user,
+                                               bosch_mpi_error_fn error)
+{
+    struct bosch_mpi_evaluator ev;
+    memset(&ev, 0, sizeof ev);
+    ev.struct_size = sizeof ev;
+    ev.eval = eval;
+    ev.error = error;
+    ev.user = user;
+    return ev;
+}
+
+uint32_t mpi_abilities(const struct bosch_mpi_evaluator *ev, int plans_only, uint64_t *samples)
+{
+    uint32_t can = (ev->eval ? CAN_WHOLE : 0) | (ev->reference ? CAN_REFERENCE : 0);
+    *samples = 0;
+    if (ev->samples && (ev->sample_eval || plans_only) &&
+        (*samples = ev->samples(1.0, ev->user)) > 0)
+        can |= CAN_PARTS;
+    return can;
+}
 
 /* The root's decision over every rank's hello. */
 static struct verdict decide(const struct hello *all, int size, int root_evaluates,

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bosch/mpi.h"
+
 enum {
     TAG_WORK = 1,      /* root -> worker: struct work_head, then the mask's units bytes */
     TAG_RESULT = 2,    /* worker -> root: struct result_head, then its values (doubles) */
@@ -49,6 +51,17 @@ struct result_head {
     int32_t status;
     uint64_t count; /* values that follow: the piece's samples, or 1 (a score) */
 };
+
+/* Copies a caller's evaluator, zeroing what its struct_size leaves out
+ * (all of it for NULL); -1 when struct_size is too small to be set. */
+int mpi_evaluator_copy(struct bosch_mpi_evaluator *out, const struct bosch_mpi_evaluator *in);
+/* The evaluator of the first step's calls: whole requests only. */
+struct bosch_mpi_evaluator mpi_whole_evaluator(bosch_request_batch_eval_fn eval, void *user,
+                                               bosch_mpi_error_fn error);
+/* What an evaluator can do (CAN_*), and the samples of a whole request
+ * with CAN_PARTS. `plans_only`: a root that evaluates nothing needs only
+ * the sample count to cut requests. */
+uint32_t mpi_abilities(const struct bosch_mpi_evaluator *ev, int plans_only, uint64_t *samples);
 
 /* The handshake on every rank: gathers the hellos at the root, which
  * decides (BOSCH_OK, or the status of the first rank not ready, its reason

@@ -2,7 +2,6 @@
  * (a request, or part of one) at a time, until told to stop. */
 #include "bosch/mpi.h"
 
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,26 +106,20 @@ static int serve(MPI_Comm comm, size_t units, const struct bosch_mpi_evaluator *
 int bosch_mpi_worker_serve(MPI_Comm comm, size_t units, const struct bosch_mpi_evaluator *ev_in,
                            int ready, const char *why)
 {
-    const size_t least = offsetof(struct bosch_mpi_evaluator, samples);
     struct bosch_mpi_evaluator ev;
-    memset(&ev, 0, sizeof ev);
-    if (ev_in && ev_in->struct_size >= least)
-        memcpy(&ev, ev_in, ev_in->struct_size < sizeof ev ? ev_in->struct_size : sizeof ev);
+    const int unset = mpi_evaluator_copy(&ev, ev_in) != 0;
     struct hello mine;
     memset(&mine, 0, sizeof mine);
     mine.status = ready;
     mine.units = units;
-    if (ready == BOSCH_OK && (!ev_in || ev_in->struct_size < least ||
-                              !(ev.eval || (ev.samples && ev.sample_eval)) || !units)) {
+    if (ready == BOSCH_OK && (!ev_in || unset || !(ev.eval || (ev.samples && ev.sample_eval)) ||
+                              !units)) {
         mine.status = BOSCH_E_INVALID;
-        why = ev_in && ev_in->struct_size < least
-                  ? "bosch_mpi_worker_serve: struct bosch_mpi_evaluator's struct_size not set"
-                  : "bosch_mpi_worker_serve: no evaluator or no units";
+        why = unset ? "bosch_mpi_worker_serve: struct bosch_mpi_evaluator's struct_size not set"
+                    : "bosch_mpi_worker_serve: no evaluator or no units";
     }
-    mine.can = (ev.eval ? CAN_WHOLE : 0) | (ev.reference ? CAN_REFERENCE : 0);
-    if (mine.status == BOSCH_OK && ev.samples && ev.sample_eval &&
-        (mine.samples = ev.samples(1.0, ev.user)) > 0)
-        mine.can |= CAN_PARTS;
+    if (mine.status == BOSCH_OK)
+        mine.can = mpi_abilities(&ev, 0, &mine.samples);
     snprintf(mine.why, sizeof mine.why, "%s", why ? why : "");
     char verdict_why[4];
     const struct verdict v = mpi_handshake(comm, &mine, 0, verdict_why, sizeof verdict_why);
@@ -138,11 +131,6 @@ int bosch_mpi_worker_serve(MPI_Comm comm, size_t units, const struct bosch_mpi_e
 int bosch_mpi_worker_run(MPI_Comm comm, size_t units, bosch_request_batch_eval_fn eval,
                          void *user, bosch_mpi_error_fn error, int ready, const char *why)
 {
-    struct bosch_mpi_evaluator ev;
-    memset(&ev, 0, sizeof ev);
-    ev.struct_size = sizeof ev;
-    ev.eval = eval;
-    ev.error = error;
-    ev.user = user;
+    const struct bosch_mpi_evaluator ev = mpi_whole_evaluator(eval, user, error);
     return bosch_mpi_worker_serve(comm, units, &ev, ready, why);
 }
