@@ -52,8 +52,9 @@ struct settings {
     char metric_buf[16]; /* storage of a metric read from a mask file (eval) */
     const char *tokenizer; /* tokenize */
     int decode, no_special, skip_special;
-    const char *format;  /* export: duo|hf */
+    const char *format;  /* export: duo|hf|trtllm */
     int config_only;     /* export --config-only */
+    unsigned max_seq_len; /* export --max-seq-len (trtllm; 0: the model's) */
 };
 
 void settings_default(struct settings *s);

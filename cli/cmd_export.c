@@ -1,11 +1,13 @@
-/* bosch export --format duo|hf --mask PREFIX.json --out DIR [--model DIR]:
+/* bosch export --format duo|hf|trtllm --mask PREFIX.json --out DIR [--model DIR]:
  * a saved mask in the form inference code loads (docs/export.md); no model
  * backend needed.
  *   duo  DIR/full_attention_heads.tsv + DIR/config.json (DuoAttention, kvpress)
  *   hf   DIR/config.json: the model's config with a sliding window on the
  *        SWA layers (of the mask, or of its layer projection when the mask
  *        is head-level), DIR/bosch-mask.json (that layer-level mask) and a
- *        link to every other file of the model, so DIR loads as a model. */
+ *        link to every other file of the model, so DIR loads as a model.
+ *   trtllm FILE.yaml: TensorRT-LLM's per-layer max_attention_window of that
+ *        layer-level mask (trtllm-serve --extra_llm_api_options). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -94,8 +96,10 @@ static int export_duo(const bosch_selection *sel, const char *out)
 /* hf                                                                        */
 /* ------------------------------------------------------------------------ */
 /* The side-by-side line of a head-level mask and its projection, and what
- * the config does for each layer. */
-static void report_hf(const bosch_selection *sel, const bosch_selection *lsel, const char *out)
+ * the export does for each layer; `out` (NULL: no such hint): the
+ * directory whose bosch-mask.json measures what is served. */
+static void report_layers(const bosch_selection *sel, const bosch_selection *lsel,
+                          const char *engine, const char *out)
 {
     uint32_t L = bosch_selection_layers(lsel), G = bosch_selection_kv_groups(lsel);
     uint8_t *m = malloc(bosch_selection_units(lsel));
@@ -133,14 +137,20 @@ static void report_hf(const bosch_selection *sel, const bosch_selection *lsel, c
     free(m);
     uint64_t sink = 0;
     bosch_selection_kv_saving(sel, NULL, NULL, &sink, NULL);
-    if (head_level)
+    if (head_level && out)
         printf("the projection's score is unmeasured; measure it with: bosch eval --model %s "
                "--mask %s/bosch-mask.json\n", out, out);
+    else if (head_level)
+        printf("the projection's score is unmeasured (bosch export --format hf writes it as "
+               "bosch-mask.json, to measure with bosch eval)\n");
+    else if (sink && out)
+        printf("the mask was scored with %llu sink tokens; %s sliding layers keep none: measure "
+               "it with bosch eval --model %s --mask %s/bosch-mask.json\n",
+               (unsigned long long)sink, engine, out, out);
     else if (sink)
-        printf("the mask was scored with %llu sink tokens; Hugging Face's sliding layers keep "
-               "none: measure it with bosch eval --model %s --mask %s/bosch-mask.json\n",
-               (unsigned long long)sink, out, out);
-    if (sliding && !suffix)
+        printf("the mask was scored with %llu sink tokens; %s sliding layers keep none (a "
+               "different attention: measure it)\n", (unsigned long long)sink, engine);
+    if (sliding && !suffix && out)
         printf("note: the sliding layers are not the last ones; a reader that ignores "
                "layer_types and slides every layer from max_window_layers (%u) on would slide "
                "more\n", first);
@@ -151,8 +161,9 @@ static const char *hf_model_dir(const struct settings *s, const bosch_selection 
 {
     const char *model = s->model ? s->model : bosch_selection_model_path(sel);
     if (!model || !*model) {
-        errorf("export: --format hf needs the model's config.json: give --model DIR (the mask "
-               "names no model)");
+        errorf("export: --format %s needs the model's config.json: give --model DIR%s (the "
+               "mask names no model)", s->format,
+               strcmp(s->format, "trtllm") ? "" : " or --max-seq-len N");
         return NULL;
     }
     if (join(config, n, model, "config.json"))
@@ -165,25 +176,31 @@ static const char *hf_model_dir(const struct settings *s, const bosch_selection 
     return model;
 }
 
+/* What an engine serves: the projection (sink 0, unmeasured), or the mask
+ * itself when it is layer-level and was scored without sink tokens already.
+ * *proj holds what to free; NULL after a message. */
+static const bosch_selection *served(const bosch_selection *sel, bosch_selection **proj)
+{
+    uint64_t sink = 0;
+    bosch_selection_kv_saving(sel, NULL, NULL, &sink, NULL);
+    *proj = NULL;
+    if (bosch_selection_is_layer_level(sel) && !sink)
+        return sel;
+    if (!(*proj = bosch_selection_project_layers(sel)))
+        errorf("export: %s", bosch_create_error());
+    return *proj;
+}
+
 static int export_hf(const struct settings *s, const bosch_selection *sel)
 {
     char config[PATH_MAX];
     const char *model = hf_model_dir(s, sel, config, sizeof config);
     if (!model)
         return EXIT_ERROR;
-    /* What is served: the projection (sink 0, unmeasured), or the mask itself
-     * when it is layer-level and was scored without sink tokens already. */
-    uint64_t sink = 0;
-    bosch_selection_kv_saving(sel, NULL, NULL, &sink, NULL);
-    bosch_selection *proj = NULL;
-    const bosch_selection *lsel = sel;
-    if (!bosch_selection_is_layer_level(sel) || sink) {
-        if (!(proj = bosch_selection_project_layers(sel))) {
-            errorf("export: %s", bosch_create_error());
-            return EXIT_ERROR;
-        }
-        lsel = proj;
-    }
+    bosch_selection *proj;
+    const bosch_selection *lsel = served(sel, &proj);
+    if (!lsel)
+        return EXIT_ERROR;
     size_t links = 0, kept = 0;
     int rc = EXIT_OK;
     if (bosch_selection_export_hf_dir(lsel, model, s->out,
@@ -205,7 +222,34 @@ static int export_hf(const struct settings *s, const bosch_selection *sel)
         if (!s->config_only)
             printf("linked %zu file%s of %s into %s\n", links, links == 1 ? "" : "s", model,
                    s->out);
-        report_hf(sel, lsel, s->out);
+        report_layers(sel, lsel, "Hugging Face's", s->out);
+    }
+    bosch_selection_free(proj);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* trtllm                                                                    */
+/* ------------------------------------------------------------------------ */
+static int export_trtllm(const struct settings *s, const bosch_selection *sel)
+{
+    char config[PATH_MAX] = "";
+    if (!s->max_seq_len && !hf_model_dir(s, sel, config, sizeof config))
+        return EXIT_ERROR;
+    bosch_selection *proj;
+    const bosch_selection *lsel = served(sel, &proj);
+    if (!lsel)
+        return EXIT_ERROR;
+    int rc = EXIT_OK;
+    if (bosch_selection_export_trtllm(lsel, *config ? config : NULL, s->max_seq_len, s->out) !=
+        BOSCH_OK) {
+        errorf("export: %s", lib_error(lsel));
+        rc = EXIT_ERROR;
+    } else {
+        printf("wrote %s (kv_cache_config.max_attention_window, one per layer; max_seq_len %s%s; "
+               "trtllm-serve --extra_llm_api_options %s)\n",
+               s->out, *config ? "from " : "as given", config, s->out);
+        report_layers(sel, lsel, "TensorRT-LLM's", NULL);
     }
     bosch_selection_free(proj);
     return rc;
@@ -227,8 +271,8 @@ int cmd_export(int argc, char **argv)
     if (!file)
         file = s.mask;
     if (!s.format || !file || !s.out) {
-        errorf("export: missing %s; usage: bosch export --format duo|hf --mask PREFIX.json "
-               "--out DIR [--model DIR]",
+        errorf("export: missing %s; usage: bosch export --format duo|hf|trtllm --mask "
+               "PREFIX.json --out DIR|FILE [--model DIR] [--max-seq-len N]",
                !s.format ? "--format" : !file ? "--mask" : "--out");
         return EXIT_USAGE;
     }
@@ -236,8 +280,12 @@ int cmd_export(int argc, char **argv)
         errorf("export: --config-only goes with --format hf");
         return EXIT_USAGE;
     }
-    if (s.model && strcmp(s.format, "hf")) {
-        errorf("export: --model goes with --format hf");
+    if (s.model && !strcmp(s.format, "duo")) {
+        errorf("export: --model goes with --format hf or trtllm");
+        return EXIT_USAGE;
+    }
+    if (s.max_seq_len && strcmp(s.format, "trtllm")) {
+        errorf("export: --max-seq-len goes with --format trtllm");
         return EXIT_USAGE;
     }
     bosch_selection *sel = read_mask(file);
@@ -250,7 +298,9 @@ int cmd_export(int argc, char **argv)
         bosch_selection_free(sel);
         return EXIT_ERROR;
     }
-    rc = !strcmp(s.format, "duo") ? export_duo(sel, s.out) : export_hf(&s, sel);
+    rc = !strcmp(s.format, "duo")  ? export_duo(sel, s.out)
+         : !strcmp(s.format, "hf") ? export_hf(&s, sel)
+                                   : export_trtllm(&s, sel);
     bosch_selection_free(sel);
     return rc;
 }

@@ -15,7 +15,7 @@ enum opt_id {
     O_MODEL = 256, O_TASK, O_NIAH, O_CONTEXT, O_SAMPLES, O_NEEDLES, O_KEYLEN, O_VALLEN,
     O_RATIO, O_WINDOW, O_SINK, O_SEED, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH,
     O_NOCACHE, O_CACHEFULL, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
-    O_FORMAT, O_CONFIGONLY, O_PRIORS, O_FWDSAMPLES
+    O_FORMAT, O_CONFIGONLY, O_PRIORS, O_FWDSAMPLES, O_MAXSEQ
 };
 
 #define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
@@ -114,13 +114,18 @@ static const struct cli_option options[] = {
      "--format F         duo: DIR/full_attention_heads.tsv + config.json (DuoAttention,\n"
      "                     kvpress); hf: DIR/config.json with per-layer sliding windows\n"
      "                     (a head-level mask: its layer projection) + links to the\n"
-     "                     model's other files"},
+     "                     model's other files; trtllm: FILE.yaml, TensorRT-LLM's\n"
+     "                     per-layer max_attention_window (--extra_llm_api_options)"},
     {"out", required_argument, O_OUT, CMD_EXPORT, SEC_EXPORT,
      "--out DIR          the directory to write (made when missing; the files written\n"
-     "                     there are replaced)"},
+     "                     there are replaced); trtllm: the file"},
     {"model", required_argument, O_MODEL, CMD_EXPORT, SEC_EXPORT,
-     "--model DIR        hf: the model whose config.json to extend (default: the\n"
+     "--model DIR        hf: the model whose config.json to extend; trtllm: whose\n"
+     "                     max_position_embeddings is max_seq_len (default: the\n"
      "                     mask's model.path)"},
+    {"max-seq-len", required_argument, O_MAXSEQ, CMD_EXPORT, SEC_EXPORT,
+     "--max-seq-len N    trtllm: the engine's max_seq_len, the full layers' window\n"
+     "                     (default: the model's max_position_embeddings)"},
     {"config-only", no_argument, O_CONFIGONLY, CMD_EXPORT, SEC_EXPORT,
      "--config-only      hf: write config.json (and bosch-mask.json), link nothing"},
 };
@@ -280,7 +285,11 @@ static const char *apply_run_option(struct settings *s, int id, const char *arg)
     case O_SKIPSPECIAL: s->skip_special = 1; return NULL;
     case O_FORMAT:
         s->format = arg;
-        return strcmp(arg, "duo") && strcmp(arg, "hf") ? "--format (duo|hf)" : NULL;
+        return strcmp(arg, "duo") && strcmp(arg, "hf") && strcmp(arg, "trtllm")
+                   ? "--format (duo|hf|trtllm)" : NULL;
+    case O_MAXSEQ:
+        return parse_uint(arg, 1, 0x7fffffffu, &s->max_seq_len) ? "--max-seq-len (1..2^31-1)"
+                                                                 : NULL;
     case O_CONFIGONLY: s->config_only = 1; return NULL;
     }
     return apply_model_option(s, id, arg);

@@ -1,8 +1,9 @@
 /*
  * Exports of a selection (selection.h, docs/export.md): the layer-level
  * predicate and projection (choice, ties, importance, fields), the
- * DuoAttention pattern directory and the Hugging Face config (shapes,
- * content, kept members, errors, atomic replacement: no temporary left).
+ * DuoAttention pattern directory, the Hugging Face config (shapes,
+ * content, kept members, errors, atomic replacement: no temporary left)
+ * and TensorRT-LLM's per-layer windows.
  * test/export/ reads the same files with code written from the consumers'.
  */
 #include <dirent.h>
@@ -696,6 +697,107 @@ START_TEST(hf_dir_errors)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* TensorRT-LLM                                                              */
+/* ------------------------------------------------------------------------ */
+/* The line "  max_attention_window: [...]" of a written file. */
+static char *window_line(const char *path)
+{
+    char *text = scratch_read_text(path);
+    const char *at = strstr(text, "kv_cache_config:\n  max_attention_window: [");
+    ck_assert_msg(at != NULL, "no max_attention_window in:\n%s", text);
+    const char *end = strchr(at, ']');
+    ck_assert_ptr_nonnull(end);
+    ck_assert_str_eq(end, "]\n"); /* the last line */
+    char *line = strndup(at + strlen("kv_cache_config:\n"), (size_t)(end + 1 - at) -
+                                                                strlen("kv_cache_config:\n"));
+    free(text);
+    return line;
+}
+
+START_TEST(trtllm_windows)
+{
+    /* Layers 1 and 3 slide, window 128: 128 there, max_seq_len elsewhere. */
+    bosch_selection *s = make(4, 2, 4, "00110011");
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, 4096, scratch_path("t.yaml")),
+                     BOSCH_OK);
+    char *line = window_line(scratch_path("t.yaml"));
+    ck_assert_str_eq(line, "  max_attention_window: [4096, 128, 4096, 128]");
+    free(line);
+    char *text = scratch_read_text(scratch_path("t.yaml"));
+    ck_assert_ptr_nonnull(strstr(text, "# TensorRT-LLM per-layer attention windows"));
+    ck_assert_ptr_nonnull(strstr(text, "2 of 4 layers slide"));
+    free(text);
+    /* max_seq_len from the model's config.json. */
+    scratch_write_text(scratch_path("cfg.json"),
+                       "{\"num_hidden_layers\": 4, \"max_position_embeddings\": 40960}");
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("cfg.json"), 0,
+                                                   scratch_path("t.yaml")),
+                     BOSCH_OK);
+    line = window_line(scratch_path("t.yaml"));
+    ck_assert_str_eq(line, "  max_attention_window: [40960, 128, 40960, 128]");
+    free(line);
+    /* A window of max_seq_len or more is full attention there: capped. */
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, 100, scratch_path("t.yaml")),
+                     BOSCH_OK);
+    line = window_line(scratch_path("t.yaml"));
+    ck_assert_str_eq(line, "  max_attention_window: [100, 100, 100, 100]");
+    free(line);
+    /* All full and all sliding. */
+    bosch_selection *full = make(2, 1, 2, "00"), *all = make(2, 1, 2, "11");
+    ck_assert_int_eq(bosch_selection_export_trtllm(full, NULL, 8192, scratch_path("f.yaml")),
+                     BOSCH_OK);
+    line = window_line(scratch_path("f.yaml"));
+    ck_assert_str_eq(line, "  max_attention_window: [8192, 8192]");
+    free(line);
+    ck_assert_int_eq(bosch_selection_export_trtllm(all, NULL, 8192, scratch_path("f.yaml")),
+                     BOSCH_OK);
+    line = window_line(scratch_path("f.yaml"));
+    ck_assert_str_eq(line, "  max_attention_window: [128, 128]");
+    free(line);
+    bosch_selection_free(full);
+    bosch_selection_free(all);
+    bosch_selection_free(s);
+}
+END_TEST
+
+START_TEST(trtllm_errors)
+{
+    bosch_selection *s = make(4, 2, 4, "00110011");
+    const char *out = scratch_path("e.yaml");
+    ck_assert_int_eq(bosch_selection_export_trtllm(NULL, NULL, 10, out), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, 10, NULL), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, 0, out), BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "max_seq_len"));
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, (uint64_t)1 << 31, out),
+                     BOSCH_E_INVALID);
+    /* Head-level: export the projection. */
+    bosch_selection *head = make(4, 2, 4, "01110011");
+    ck_assert_int_eq(bosch_selection_export_trtllm(head, NULL, 4096, out), BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(head), "head-level"));
+    bosch_selection_free(head);
+    /* No KV record. */
+    bosch_selection *bare = bosch_selection_create(4, 2, 4);
+    ck_assert_int_eq(bosch_selection_export_trtllm(bare, NULL, 4096, out), BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(bare), "kv_saving"));
+    bosch_selection_free(bare);
+    /* A config without a usable max_position_embeddings; a missing one. */
+    scratch_write_text(scratch_path("nomax.json"), "{\"max_position_embeddings\": \"long\"}");
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("nomax.json"), 0, out),
+                     BOSCH_E_CORRUPT);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "max_position_embeddings"));
+    scratch_write_text(scratch_path("notjson.json"), "[1, 2]");
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("notjson.json"), 0, out),
+                     BOSCH_E_CORRUPT);
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("missing.json"), 0, out),
+                     BOSCH_E_IO);
+    ck_assert_int_eq(access(out, F_OK), -1); /* nothing written by any of them */
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, 4096, scratch_path("no/dir/e.yaml")),
+                     BOSCH_E_IO);
+    bosch_selection_free(s);
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
     Suite *s = suite_create("export");
@@ -719,6 +821,10 @@ static Suite *export_suite(void)
     tcase_add_test(tc, hf_errors);
     tcase_add_test(tc, hf_dir_links_the_model);
     tcase_add_test(tc, hf_dir_errors);
+    tc = tcase_new(s, "trtllm");
+    tcase_add_unchecked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, trtllm_windows);
+    tcase_add_test(tc, trtllm_errors);
     return s;
 }
 

@@ -300,6 +300,25 @@ BOSCH_API int bosch_selection_export_hf_dir(const bosch_selection *s, const char
                                             const char *out_dir, unsigned flags,
                                             size_t *linked, size_t *kept);
 
+/* TensorRT-LLM's per-layer attention windows for a layer-level selection:
+ * a YAML file for trtllm-serve's --extra_llm_api_options (the LLM API's
+ * KvCacheConfig) holding kv_cache_config: max_attention_window, one entry
+ * per layer: the recorded window W for a sliding layer (TensorRT-LLM's W
+ * keeps the query's own key and the W - 1 before it, as Hugging Face's
+ * sliding_window does; W is capped at max_seq_len), max_seq_len for a full
+ * one. `max_seq_len` 0 takes the model's max_position_embeddings from
+ * `model_config` (its config.json; else may be NULL). No sink tokens (the
+ * PyTorch backend serves none): the served KV saving is
+ * bosch_kv_saving(ratio, context, window, 0). Written atomically.
+ * BOSCH_E_INVALID for NULL, no max_seq_len nor config, max_seq_len above
+ * 2^31-1, no KV-saving record or a head-level selection (export
+ * bosch_selection_project_layers() of it); BOSCH_E_CORRUPT when the config
+ * is not a JSON object with a positive integer max_position_embeddings;
+ * BOSCH_E_IO when a file cannot be read or written. The message is in
+ * bosch_selection_last_error(s). */
+BOSCH_API int bosch_selection_export_trtllm(const bosch_selection *s, const char *model_config,
+                                            uint64_t max_seq_len, const char *path);
+
 /* ------------------------------------------------------------------------ */
 /* History of evaluations made without an optimizer (e.g. a baseline)        */
 /* ------------------------------------------------------------------------ */

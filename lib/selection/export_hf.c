@@ -22,25 +22,26 @@
 #define MAX_CONFIG_BYTES ((size_t)64 << 20) /* a config.json is a few KiB */
 
 /* The whole file, NUL-terminated, in *out; a status after sel_fail. */
-static int read_file(const bosch_selection *s, const char *path, char **out, size_t *len)
+static int read_file(const bosch_selection *s, const char *path, const char *fn, char **out,
+                     size_t *len)
 {
     int err = util_read_file(path, MAX_CONFIG_BYTES, out, len);
     if (err == ENOMEM)
-        return sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
+        return sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
     if (err == EFBIG)
-        return sel_fail(s, BOSCH_E_CORRUPT, FN ": %s: larger than %zu bytes (not a config.json)",
-                        path, MAX_CONFIG_BYTES);
+        return sel_fail(s, BOSCH_E_CORRUPT, "%s: %s: larger than %zu bytes (not a config.json)",
+                        fn, path, MAX_CONFIG_BYTES);
     if (err)
-        return sel_io_fail(s, err, FN, "read", path);
+        return sel_io_fail(s, err, fn, "read", path);
     return BOSCH_OK;
 }
 
-/* The source config as a JSON object in *out; a status after sel_fail. */
-static int read_config(const bosch_selection *s, const char *path, json_object **out)
+int sel_read_config(const bosch_selection *s, const char *path, const char *fn,
+                    json_object **out)
 {
     size_t len = 0;
     char *text = NULL;
-    int rc = read_file(s, path, &text, &len);
+    int rc = read_file(s, path, fn, &text, &len);
     if (rc)
         return rc;
     json_tokener *tok = json_tokener_new();
@@ -52,11 +53,11 @@ static int read_config(const bosch_selection *s, const char *path, json_object *
     json_tokener_free(tok);
     free(text);
     if (!tok)
-        return sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
+        return sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
     if (!ok || !json_object_is_type(root, json_type_object)) {
         json_object_put(root);
-        return sel_fail(s, BOSCH_E_CORRUPT, FN ": %s: not a JSON object (malformed config.json)",
-                        path);
+        return sel_fail(s, BOSCH_E_CORRUPT, "%s: %s: not a JSON object (malformed config.json)",
+                        fn, path);
     }
     *out = root;
     return BOSCH_OK;
@@ -136,23 +137,23 @@ static int set_window_members(const bosch_selection *s, json_object *cfg, int us
     return BOSCH_OK;
 }
 
-static int check_selection(const bosch_selection *s)
+int sel_check_layer_export(const bosch_selection *s, const char *fn, const char *what)
 {
     if (!s->has_kv)
         return sel_fail(s, BOSCH_E_INVALID,
-                        FN ": the selection records no KV-saving window (kv_saving), which gives "
-                           "sliding_window");
+                        "%s: the selection records no KV-saving window (kv_saving), which gives "
+                        "%s", fn, what);
     if (s->kv_window == 0 || s->kv_window > INT32_MAX)
-        return sel_fail(s, BOSCH_E_INVALID, FN ": the recorded window %llu is not in 1..2^31-1",
-                        (unsigned long long)s->kv_window);
+        return sel_fail(s, BOSCH_E_INVALID, "%s: the recorded window %llu is not in 1..2^31-1",
+                        fn, (unsigned long long)s->kv_window);
     for (uint32_t l = 0; l < s->layers; l++) {
         const uint8_t *row = s->mask + (size_t)l * s->kv_groups;
         if (memchr(row, 0, s->kv_groups) && memchr(row, 1, s->kv_groups))
             return sel_fail(s, BOSCH_E_INVALID,
-                            FN ": the selection is head-level (layer %u mixes SWA and full KV "
-                               "heads); a config slides whole layers: export "
-                               "bosch_selection_project_layers() of it",
-                            l);
+                            "%s: the selection is head-level (layer %u mixes SWA and full KV "
+                            "heads); an engine slides whole layers: export "
+                            "bosch_selection_project_layers() of it",
+                            fn, l);
     }
     return BOSCH_OK;
 }
@@ -163,11 +164,11 @@ int bosch_selection_export_hf(const bosch_selection *s, const char *source_confi
     if (!s || !source_config || !out_config)
         return sel_fail(s, BOSCH_E_INVALID, FN ": %s is NULL",
                         !s ? "selection" : source_config ? "out_config" : "source_config");
-    int rc = check_selection(s);
+    int rc = sel_check_layer_export(s, FN, "sliding_window");
     if (rc)
         return rc;
     json_object *cfg = NULL;
-    rc = read_config(s, source_config, &cfg);
+    rc = sel_read_config(s, source_config, FN, &cfg);
     if (rc)
         return rc;
     rc = check_shape(s, cfg, source_config, "num_hidden_layers", s->layers, 1);

@@ -95,4 +95,14 @@ int sel_ensure_dir(const bosch_selection *s, const char *dir, const char *fn);
 /* "DIR/NAME", malloc'ed (NULL when out of memory). */
 char *sel_join(const char *dir, const char *name);
 
+/* Exports of whole sliding layers (export_hf.c): BOSCH_OK when `s` records
+ * a window (which gives `what`) in 1..2^31-1 and is layer-level, else
+ * sel_fail naming `fn`. */
+int sel_check_layer_export(const bosch_selection *s, const char *fn, const char *what);
+/* A model's config.json (at most 64 MiB) as a JSON object in *out (the
+ * caller puts it); a status after sel_fail naming `fn`. */
+struct json_object;
+int sel_read_config(const bosch_selection *s, const char *path, const char *fn,
+                    struct json_object **out);
+
 #endif

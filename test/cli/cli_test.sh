@@ -97,6 +97,14 @@ JSON
     printf '0\t0\t1\t1\n1\t1\t0\t0\n0\t1\t0\t1\n' | cmp -s - "$T/duo/full_attention_heads.tsv" ||
         fail "export: full_attention_heads.tsv"
     expect 1 "cannot read /x/config.json" "$BOSCH" export --format hf --out "$T/hf" "$T/mkv.json"
+    # TensorRT-LLM: max_seq_len from the model's config (here unreadable) or given.
+    expect 2 "--max-seq-len goes with --format trtllm" "$BOSCH" export --format hf \
+        --max-seq-len 8 --out "$T/x" "$T/mkv.json"
+    expect 1 "cannot read /x/config.json" "$BOSCH" export --format trtllm --out "$T/t.yaml" \
+        "$T/mkv.json"
+    expect 0 "layer projection:" "$BOSCH" export --format trtllm --max-seq-len 4096 \
+        --out "$T/t.yaml" "$T/mkv.json"
+    grep -q '^  max_attention_window: \[[0-9, ]*\]$' "$T/t.yaml" || fail "export trtllm: $(cat "$T/t.yaml")"
     sed 's/bosch-mask/other/' "$T/m.json" >"$T/bad5.json"
     expect 1 "format" "$BOSCH" show "$T/bad5.json"
 

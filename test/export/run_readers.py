@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Runs `bosch export` on hand-written bosch-mask files and reads the result
 with code written from the consumers' (duo_reader.py: DuoAttention and
-kvpress; hf_reader.py: transformers' Qwen3Config). Each recovered mask must
-equal the mask file's unit_mask (duo) or the layer projection (hf) as the
+kvpress; hf_reader.py: transformers' Qwen3Config; trtllm_reader.py:
+TensorRT-LLM's KvCacheConfig). Each recovered mask must equal the mask
+file's unit_mask (duo) or the layer projection (hf, trtllm) as the
 documented rule gives it, computed here independently.
 
-Usage: run_readers.py BOSCH_EXECUTABLE    (exit 77 = skipped: no numpy)
+Usage: run_readers.py BOSCH_EXECUTABLE    (exit 77 = skipped: no numpy or yaml)
 """
 import json
 import os
@@ -17,15 +18,18 @@ import tempfile
 
 try:
     import numpy as np
-except ImportError:
-    print("numpy not available: skipped")
+    import yaml  # noqa: F401  (trtllm_reader)
+except ImportError as exc:
+    print(f"{exc.name} not available: skipped")
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import duo_reader  # noqa: E402
 import hf_reader  # noqa: E402
+import trtllm_reader  # noqa: E402
 
 CONTEXT, WINDOW, SINK = 1024, 128, 4
+MAX_LEN = 4096  # the models' max_position_embeddings: TensorRT-LLM's max_seq_len
 
 # name: layers, kv groups, query heads per group, unit_mask, importance
 CASES = {
@@ -86,6 +90,7 @@ def write_case(root, name, layers, groups, hpg, bits, importance):
         "use_sliding_window": False,
         "sliding_window": None,
         "max_window_layers": 28,
+        "max_position_embeddings": MAX_LEN,
         "torch_dtype": "bfloat16",
     }
     with open(os.path.join(model, "config.json"), "w") as f:
@@ -255,6 +260,31 @@ def check_hf(name, out, model, source, layers, groups, hpg, bits, importance, st
     check(not [e for e in os.listdir(out) if e.startswith(".")], f"{name}: temporary left")
 
 
+def check_trtllm(name, path, layers, groups, bits, importance, stdout, max_seq_len):
+    swa = unit_mask_array(bits, layers, groups)
+    want_layers = projection(swa, importance)
+    cfg = trtllm_reader.load(path)
+    check(len(cfg["max_attention_window"]) == layers,
+          f"{name}: {len(cfg['max_attention_window'])} windows for {layers} layers")
+    got = trtllm_reader.layer_windows(cfg, layers, max_seq_len)
+    want = [WINDOW if s else max_seq_len for s in want_layers]
+    check(got == want, f"{name}: TensorRT-LLM windows {got} != projection {want}")
+    check("sink_token_length" not in cfg, f"{name}: a sink the PyTorch backend does not serve")
+    check(len(set(got)) <= 2, f"{name}: more than two distinct windows {sorted(set(got))}")
+    # The window means what libbosch's means, without sink tokens; a full
+    # layer sees every earlier key up to max_seq_len.
+    for w in set(got):
+        for qi in range(0, 3 * w if w < max_seq_len else 300):
+            for j in range(0, qi + 2):
+                want_seen = libbosch_sees(w, 0, qi, j) if w < max_seq_len else j <= qi
+                if trtllm_reader.visible(w, qi, j) != want_seen:
+                    check(False, f"{name}: window {w} semantics differ at q={qi} k={j}")
+                    return
+    if any(0 < swa[l].sum() < groups for l in range(layers)):
+        check("layer projection:" in stdout and "unmeasured" in stdout,
+              f"{name}: no projection line in: {stdout}")
+
+
 def main():
     exe = sys.argv[1]
     root = tempfile.mkdtemp(prefix="bosch-export-readers-")
@@ -271,6 +301,16 @@ def main():
             check(r.returncode == 0, f"{name}: bosch export --format hf exited {r.returncode}")
             if r.returncode == 0:
                 check_hf(name, hf, model, source, layers, groups, hpg, bits, importance, r.stdout)
+            # TensorRT-LLM: max_seq_len from the model's config, or given.
+            for given in (None, 512):
+                trt = os.path.join(root, f"{name}-trtllm-{given}.yaml")
+                extra = ["--max-seq-len", str(given)] if given else []
+                r = bosch(exe, "--format", "trtllm", "--mask", mask, "--out", trt, *extra)
+                check(r.returncode == 0,
+                      f"{name}: bosch export --format trtllm exited {r.returncode}")
+                if r.returncode == 0:
+                    check_trtllm(name, trt, layers, groups, bits, importance, r.stdout,
+                                 given or MAX_LEN)
             print(f"{name}: checked")
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -11,7 +11,12 @@
 #   4. a whole search, costed: the default search's requests priced at
 #      Qwen3-1.7B / 8B / 14B / 30B-A3B shapes, 32k tokens x 64 prompts,
 #      budget 500 (tools/cuda/search_cost.py);
-#   5. the torch and cli suites with BOSCH_TEST_DEVICE=cuda.
+#   5. the torch and cli suites with BOSCH_TEST_DEVICE=cuda;
+#   6. two MPI ranks sharing the one GPU (issue 37): the organism searched by
+#      one process and by `mpirun -np 2 bosch search` (both ranks on cuda:0),
+#      their wall times, masks and scores; skipped (not failed) without an
+#      mpirun or a bosch built with MPI. Open MPI can come from --debs too:
+#      run from the unpacked folder (OPAL_PREFIX, PMIX_*).
 # Each step has a time limit (--budget scales them), so a hung kernel costs
 # its step, not the session. Needs no package registry: the C libraries
 # come from Debian .deb files unpacked into a local folder (--debs, fetched
@@ -22,12 +27,14 @@
 #
 # --out DIR (default ./cuda-check): the report cuda-check.md and every log.
 # --budget S (default 450): the steps' time limits add up to S seconds
-#   (build 20%, parity 25%, timing 15%, search cost 10%, suites 30%).
+#   (build 20%, parity 20%, timing 15%, search cost 10%, suites 25%, MPI
+#   10%: each command of a step gets its share).
 # --dry-run (CI, no GPU): checks what can be checked without one, on the CPU:
 #   the script's own syntax, the Python tools compile, the deb unpacking and
 #   .pc rewriting when --debs is given, the meson flags for a PyTorch prefix
 #   (printed), and time_eval.py and search_cost.py (with its replay) end to
-#   end at a toy size on an existing --build (default: build).
+#   end at a toy size on an existing --build (default: build), and the MPI
+#   step on the CPU at a toy size when mpirun is there (budget 8).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PY=${PYTHON:-python3}
@@ -46,7 +53,7 @@ while [ $# -gt 0 ]; do
     --layers) LAYERS=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
     --dry-run) DRY=1; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "check.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -59,23 +66,90 @@ step() { say ""; say "## $1"; say ""; }
 # run NAME CMD...: runs CMD with its output in OUT/NAME.log, appends the
 # tail to the report, and records the exit status (the script goes on).
 # LIMIT (seconds, 0 = none) bounds the command: 124 means it ran out.
+# RUN_RC and RUN_MS: the last command's exit status and wall time (ms).
 FAILED=0
 LIMIT=0
+RUN_RC=0
+RUN_MS=0
 run() {
   local name=$1; shift
   say "\`$*\`"
   say ""
-  local t0=$SECONDS rc=0
+  local t0=$SECONDS rc=0 n0
+  n0=$(date +%s%N)
   if [ "$LIMIT" -gt 0 ]; then
     timeout --kill-after=10 "$LIMIT" "$@" >"$OUT/$name.log" 2>&1 || rc=$?
   else
     "$@" >"$OUT/$name.log" 2>&1 || rc=$?
   fi
+  RUN_MS=$((($(date +%s%N) - n0) / 1000000))
+  RUN_RC=$rc
   say '```'
   tail -n 40 "$OUT/$name.log" | tee -a "$REPORT"
   say '```'
   say "exit $rc, $((SECONDS - t0)) s"
   if [ "$rc" != 0 ]; then FAILED=$((FAILED + 1)); fi
+  return 0
+}
+
+# mpi_step BUILD DEVICE BUDGET STRICT [ARGS...]: two MPI ranks against one
+# process (issue 37): the organism searched by BUILD's bosch alone, with one
+# sample per forward as in an MPI job, then by `mpirun -np 2 bosch search`
+# (on a machine of one GPU both ranks take cuda:0); reports both wall times,
+# whether the masks (.tsv) are the same and both raw scores. A different
+# mask or score fails the step only with STRICT (the CPU, where the two are
+# the same bit for bit; kernels on a GPU may round differently from run to
+# run). Skipped, not failed, without an mpirun or a bosch built with MPI.
+mpi_step() {
+  local b=$1 device=$2 budget=$3 strict=$4; shift 4
+  local bosch=$b/cli/bosch mpirun one np2 raw1 raw2 same
+  mpirun=$(command -v mpirun || true)
+  if [ -z "$mpirun" ]; then
+    say "skipped: no mpirun on PATH (give --debs with Open MPI, tools/cuda/fetch-debs.sh)"
+    return 0
+  fi
+  # Built with MPI: the command needs libbosch-mpi (its name in the ELF's
+  # dynamic section; ldd would need every library to load).
+  if [ ! -f "$bosch" ] || ! LC_ALL=C grep -qa 'libbosch-mpi\.so' "$bosch"; then
+    say "skipped: $bosch is not built with MPI (-Dmpi=auto found none)"
+    return 0
+  fi
+  say "mpirun: $mpirun ($("$mpirun" --version 2>&1 | head -n 1)); bosch: $(ldd "$bosch" 2>&1 | grep -m 1 'libmpi\.so' | sed 's/^[[:space:]]*//')"
+  say ""
+  local args=(search --model "$ROOT/models/organism" --device "$device" --budget "$budget" "$@")
+  # One libtorch thread per process, no re-exec for the thread policy (as
+  # the test mpi-cli); Open MPI refuses root unless told.
+  local envs=(env OMP_NUM_THREADS=1 BOSCH_THREAD_POLICY=0 OMPI_ALLOW_RUN_AS_ROOT=1
+              OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+  one=$OUT/mpi-one np2=$OUT/mpi-np2
+  rm -f "$one".* "$np2".*
+  run mpi-one "${envs[@]}" "$bosch" "${args[@]}" --forward-samples 1 --out "$one"
+  local rc1=$RUN_RC ms1=$RUN_MS
+  run mpi-np2 "${envs[@]}" "$mpirun" --oversubscribe -np 2 -x OMP_NUM_THREADS \
+    -x BOSCH_THREAD_POLICY "$bosch" "${args[@]}" --out "$np2"
+  local rc2=$RUN_RC ms2=$RUN_MS
+  raw1=$(grep -m 1 '"raw"' "$one.json" 2>/dev/null | sed 's/.*"raw": *//; s/,$//')
+  raw2=$(grep -m 1 '"raw"' "$np2.json" 2>/dev/null | sed 's/.*"raw": *//; s/,$//')
+  if [ ! -f "$one.tsv" ] || [ ! -f "$np2.tsv" ]; then
+    same="no mask to compare"
+  elif cmp -s "$one.tsv" "$np2.tsv"; then
+    same="identical"
+  else
+    same="different"
+  fi
+  say ""
+  say "| run | exit | wall s | raw score |"
+  say "|---|---|---|---|"
+  say "| 1 process | $rc1 | $(awk -v m="$ms1" 'BEGIN{printf "%.1f", m / 1000}') | ${raw1:--} |"
+  say "| mpirun -np 2 | $rc2 | $(awk -v m="$ms2" 'BEGIN{printf "%.1f", m / 1000}') | ${raw2:--} |"
+  say ""
+  say "masks (.tsv): $same; raw scores: $([ -n "$raw1" ] && [ "$raw1" = "$raw2" ] && echo equal || echo "not equal");" \
+    "2 ranks / 1 process wall time: $(awk -v a="$ms2" -v b="$ms1" 'BEGIN{if (b > 0) printf "%.2f", a / b; else print "-"}')"
+  if [ "$strict" = 1 ] && [ "$rc1" = 0 ] && [ "$rc2" = 0 ] &&
+     { [ "$same" != identical ] || [ "$raw1" != "$raw2" ]; }; then
+    say "FAIL: 2 ranks did not return one process's mask and score"
+    FAILED=$((FAILED + 1))
+  fi
   return 0
 }
 
@@ -104,7 +178,10 @@ if [ -n "$DEBS" ]; then
   done
   MULTI=$(ls -d "$DEPS"/usr/lib/*-linux-gnu 2>/dev/null | head -n 1)
   export PKG_CONFIG_PATH=$MULTI/pkgconfig:$DEPS/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-  export LD_LIBRARY_PATH=$MULTI${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # Some packages (libnl-3-200) still put their libraries under /lib.
+  LIBS=$MULTI
+  for d in "$DEPS"/lib/*-linux-gnu; do [ -d "$d" ] && LIBS=$LIBS:$d; done
+  export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export LIBRARY_PATH=$MULTI${LIBRARY_PATH:+:$LIBRARY_PATH}
   export CPATH=$DEPS/usr/include${CPATH:+:$CPATH}
   if ! command -v pkg-config >/dev/null 2>&1 && [ -x "$DEPS/usr/bin/pkgconf" ]; then
@@ -114,6 +191,40 @@ if [ -n "$DEBS" ]; then
     v=$(${PKG_CONFIG:-pkg-config} --modversion "$m" 2>/dev/null) || { say "- pkg-config cannot find $m"; FAILED=$((FAILED + 1)); continue; }
     say "- $m $v: $(${PKG_CONFIG:-pkg-config} --variable=libdir "$m")"
   done
+  # hwloc's libudev, fetched in case the machine lacks it: the machine's
+  # own wins where it has one.
+  if { ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | grep -q '^[[:space:]]*libudev\.so\.1 '; then
+    rm -f "$MULTI"/libudev.so.1*
+  fi
+  # Open MPI from the folder (Debian's, built for /usr): OPAL_PREFIX moves
+  # its prefix (libdir, plugins, help and wrapper files), OPAL_SYSCONFDIR its
+  # openmpi-mca-params.conf (/etc/openmpi otherwise); the PMIx it runs on
+  # has absolute directories, moved one by one, and a pmix-mca-params.conf
+  # that names its plugin folder under /usr. update-alternatives links,
+  # which dpkg -x does not make, are made here: mpirun, mpicc, mpiexec in
+  # DEPS/mpi-bin (first on PATH; not DEPS/usr/bin, whose pkg-config would
+  # shadow the machine's) and PSM's libpsm_infinipath.so.1.
+  if [ -x "$DEPS/usr/bin/orterun" ]; then
+    export OPAL_PREFIX=$DEPS/usr OPAL_SYSCONFDIR=$DEPS/etc/openmpi
+    P=$MULTI/pmix2
+    if [ -d "$P" ]; then
+      export PMIX_PREFIX=$P PMIX_LIBDIR=$P/lib PMIX_DATADIR=$P/share PMIX_SYSCONFDIR=$P/share
+      [ -f "$P/share/pmix-mca-params.conf" ] &&
+        sed -E -i "s#^([A-Za-z_]+[[:space:]]*=[[:space:]]*)/usr/#\1$DEPS/usr/#" "$P/share/pmix-mca-params.conf"
+    fi
+    for f in "$DEPS"/usr/lib/libpsm1/libpsm_infinipath.so.1.*; do
+      [ -f "$f" ] && ln -sf "$f" "$MULTI/libpsm_infinipath.so.1"
+    done
+    mkdir -p "$DEPS/mpi-bin"
+    for t in mpirun mpiexec mpicc; do
+      [ -x "$DEPS/usr/bin/$t.openmpi" ] && ln -sf "$DEPS/usr/bin/$t.openmpi" "$DEPS/mpi-bin/$t"
+    done
+    ln -sf "$DEPS/usr/bin/ompi_info" "$DEPS/mpi-bin/ompi_info"
+    export PATH=$DEPS/mpi-bin:$PATH
+    v=$(${PKG_CONFIG:-pkg-config} --modversion ompi-c 2>/dev/null) || { say "- pkg-config cannot find ompi-c"; FAILED=$((FAILED + 1)); }
+    [ -n "$v" ] && say "- ompi-c $v: $(${PKG_CONFIG:-pkg-config} --cflags --libs ompi-c)"
+    say "- mpirun: $(command -v mpirun) ($(mpirun --version 2>&1 | head -n 1)), prefix $(ompi_info --path prefix 2>&1 | sed 's/.*: //')"
+  fi
 fi
 
 # 2. The PyTorch installation: its libtorch, CUDA and ABI.
@@ -157,6 +268,10 @@ if [ "$DRY" = 1 ]; then
     "$B/test/cli/cli_make_tiny_checkpoint" --device cpu --dtype f32 --shapes toy,toy-moe \
     --context 256 --prompts 4 --budget 60 --window 32 --vocab 512 --reps 1 --replay \
     --cache-gib 1,0 --out "$OUT/search_cost.md"
+  step "Two MPI ranks against one process (CPU, toy size)"
+  LIMIT=120
+  mpi_step "$B" cpu 8 1 --samples 4
+  LIMIT=0
   say ""
   say "dry run: $FAILED step(s) failed"
   [ "$FAILED" = 0 ]
@@ -176,7 +291,7 @@ export BOSCH_TORCH_LIBRARY=$B/lib/torch/libbosch-torch.so.0
 #    matrix on CUDA, then f32 and bf16 at Qwen3-1.7B's layer shapes with
 #    LAYERS layers and a longer prompt.
 step "Parity with Hugging Face transformers"
-LIMIT=$((BUDGET * 25 / 100))
+LIMIT=$((BUDGET * 20 / 100))
 run hf-suite "$PY" "$ROOT/tools/hf_parity.py" --lib "$BOSCH_TORCH_LIBRARY" --suite ci --device cuda
 HF=(--lib "$BOSCH_TORCH_LIBRARY" --configs 1.7b --layers "$LAYERS" --device cuda --len 512)
 run hf-1.7b-f32 "$PY" "$ROOT/tools/hf_parity.py" "${HF[@]}" --dtype f32 --tol 2e-3 --swa 64 \
@@ -204,10 +319,16 @@ run search-cost "$PY" "$ROOT/tools/cuda/search_cost.py" --make-checkpoint \
 
 # 7. The backend and command suites, their device-portable checks on CUDA.
 step "Suites on CUDA"
-LIMIT=$((BUDGET * 30 / 100))
+LIMIT=$((BUDGET * 25 / 100))
 run torch-tests env BOSCH_TEST_DEVICE=cuda meson test -C "$B" --suite torch --print-errorlogs \
   --num-processes 4
 run cli-tests meson test -C "$B" --suite cli --print-errorlogs --num-processes 4
+
+# 8. Two MPI ranks sharing the one GPU (issue 37): the organism's search by
+#    one process and by mpirun -np 2, both ranks on cuda:0.
+step "Two MPI ranks on one GPU"
+LIMIT=$((BUDGET * 10 / 100))
+mpi_step "$B" cuda 16 0
 
 say ""
 say "$FAILED step(s) failed in $SECONDS s; report $REPORT"
