@@ -459,6 +459,8 @@ _PROTOTYPES = {
     # (s, model_dir, out_dir, unsigned flags, size_t *linked, size_t *kept)
     "bosch_selection_export_hf_dir": (c_int, [H, c_char_p, c_char_p, ctypes.c_uint, c_size_t_p,
                                               c_size_t_p]),
+    # (s, model_config, max_seq_len, path)
+    "bosch_selection_export_trtllm": (c_int, [H, c_char_p, c_uint64, c_char_p]),
     "bosch_history_write": (c_int, [c_char_p, c_size_t, c_size_t, c_void_p, c_double_p,
                                     POINTER(c_char_p), c_double, c_double]),
     # ---- testbed.h --------------------------------------------------------

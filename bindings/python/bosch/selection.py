@@ -411,6 +411,17 @@ class Selection(Handle):
             ctypes.byref(linked), ctypes.byref(kept)))
         return linked.value, kept.value
 
+    def export_trtllm(self, path, max_seq_len: int = 0, model_config=None) -> None:
+        """TensorRT-LLM's per-layer windows of this layer-level selection
+        (bosch_selection_export_trtllm): a YAML file for trtllm-serve's
+        --extra_llm_api_options, kv_cache_config.max_attention_window with
+        the window on sliding layers and `max_seq_len` (0: the
+        max_position_embeddings of `model_config`, a config.json) on full
+        ones. Project a head-level selection first (:meth:`project_layers`)."""
+        self._check(lib.bosch_selection_export_trtllm(
+            self._handle, _path(model_config) if model_config is not None else None,
+            int(max_seq_len), _path(path)))
+
 
 def read_selection(path) -> Selection:
     """Selection.read(path)."""
