@@ -281,9 +281,8 @@ Evaluator::Bucket Evaluator::slice(const Bucket &b, int64_t m0, int64_t mc) {
 torch::Tensor Evaluator::cached_input(const Bucket &b, int64_t l) const {
     if (!b.from)
         return b.cache[size_t(l)];
-    // Causal attention: positions below the subset's length do not depend on
-    // the parent's longer padding, so the first T positions are exact.
-    return b.from->cache[size_t(l)].index_select(0, b.pick).narrow(1, 0, b.T).contiguous();
+    // A subset's bucket is padded as its parent: the parent's rows as they are.
+    return b.from->cache[size_t(l)].index_select(0, b.pick).contiguous();
 }
 
 void Evaluator::set_buckets(uint32_t n) {
@@ -451,8 +450,9 @@ void Evaluator::score(const uint8_t *masks, size_t n, double *scores,
     } else {
         score_forward(masks, n, all ? std::vector<size_t>() : subset, count, values);
     }
-    // The samples' values added in sample order: independent of which
-    // samples shared a forward (buckets, forward_tokens_, MPI shards).
+    // The samples' values added in sample order: a summation that does not
+    // depend on which samples shared a forward (buckets, forward_tokens_,
+    // MPI parts).
     for (size_t c = 0; c < n; c++) {
         double sum = 0.0;
         for (int64_t j = 0; j < count; j++)

@@ -83,14 +83,16 @@ public:
     // `subset` (ascending, distinct, each < samples()) scores on those
     // samples only (their mean); empty or every sample = the whole task, by
     // the same computation. A subset keeps the buckets: each bucket's chosen
-    // samples form a bucket of their own, padded to their longest, reading
-    // the prefix cache's rows of those samples. A score is the sum of its
-    // samples' values in `subset` order (ascending sample index), added one
-    // by one in double, divided by their count: the same score whichever
-    // samples shared a forward, so that a request split over MPI ranks and
-    // summed in that order gives it too. `values` (may be null): n x count
-    // per-sample values (count = subset size, or samples() for the whole
-    // task), candidate-major.
+    // samples form a bucket of their own, padded as the whole bucket,
+    // reading the prefix cache's rows of those samples. A score is the sum
+    // of its samples' values in `subset` order (ascending sample index),
+    // added one by one in double, divided by their count: a sum that does
+    // not depend on which samples shared a forward, so that a request split
+    // over MPI ranks and summed in that order gives the same score when the
+    // values do (one sample per forward, set_forward_samples(1); else they
+    // differ by the rounding of forwards of other sizes). `values` (may be
+    // null): n x count per-sample values (count = subset size, or samples()
+    // for the whole task), candidate-major.
     void score(const uint8_t *masks, size_t n, double *scores,
                const std::vector<size_t> &subset = {}, double *values = nullptr);
     size_t samples() const { return size_t(M_); }

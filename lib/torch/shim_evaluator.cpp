@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 
 using namespace bosch_torch;
 using namespace bosch_torch::shim;
@@ -239,10 +240,10 @@ BOSCH_TORCH_API int bosch_torch_evaluator_noise(bosch_torch_evaluator *e, double
 
 // Requests (torch.h): request i at fidelity f is scored on
 // k = max(1, ceil(f * samples)) samples, from (draw * k) mod samples on,
-// cyclically: `request_samples` gives them ascending (empty: all of them).
-// Throws for a fidelity outside (0, 1].
-static std::vector<size_t> request_samples(size_t S, double f, uint32_t draw,
-                                           const std::string &what) {
+// cyclically: (first, k), first 0 when k = samples. Throws for a fidelity
+// outside (0, 1].
+static std::pair<size_t, size_t> request_span(size_t S, double f, uint32_t draw,
+                                              const std::string &what) {
     if (!(f > 0.0 && f <= 1.0)) {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%g", f);
@@ -253,12 +254,17 @@ static std::vector<size_t> request_samples(size_t S, double f, uint32_t draw,
     const double x = f * double(S);
     size_t k = size_t(std::ceil(x * (1.0 - 1e-12)));
     k = std::min(S, std::max<size_t>(1, k));
+    const size_t first = k == S ? 0 : size_t((uint64_t(draw % S) * uint64_t(k)) % uint64_t(S));
+    return {first, k};
+}
+
+// The samples of a span, ascending; empty for all S of them (the whole task).
+static std::vector<size_t> span_samples(size_t S, std::pair<size_t, size_t> span) {
     std::vector<size_t> subset;
-    if (k == S)
+    if (span.second == S)
         return subset;
-    const size_t first = size_t((uint64_t(draw % S) * uint64_t(k)) % uint64_t(S));
-    for (size_t j = 0; j < k; j++)
-        subset.push_back((first + j) % S);
+    for (size_t j = 0; j < span.second; j++)
+        subset.push_back((span.first + j) % S);
     std::sort(subset.begin(), subset.end());
     return subset;
 }
@@ -273,16 +279,17 @@ BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const d
     return with_evaluator(evaluator, units, [&](Evaluator &ev) {
         if (n > 0 && (!masks || !fidelity || !draws || !scores))
             invalid("masks, fidelity, draws and scores must not be NULL");
-        std::vector<std::vector<size_t>> keys;
+        // Group key: (first sample, k); every full-task request is (0, S).
+        std::vector<std::pair<size_t, size_t>> keys;
         std::vector<std::vector<size_t>> members;
         for (size_t i = 0; i < n; i++) {
-            std::vector<size_t> key = request_samples(ev.samples(), fidelity[i], draws[i],
-                                                      "request " + std::to_string(i) + ": ");
+            const std::pair<size_t, size_t> key = request_span(
+                ev.samples(), fidelity[i], draws[i], "request " + std::to_string(i) + ": ");
             size_t g = 0;
             while (g < keys.size() && keys[g] != key)
                 g++;
             if (g == keys.size()) {
-                keys.push_back(std::move(key));
+                keys.push_back(key);
                 members.emplace_back();
             }
             members[g].push_back(i);
@@ -295,7 +302,7 @@ BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const d
             for (size_t c = 0; c < idx.size(); c++)
                 std::memcpy(buf.data() + c * units, masks + idx[c] * units, units);
             out.assign(idx.size(), 0.0);
-            ev.score(buf.data(), idx.size(), out.data(), keys[g]);
+            ev.score(buf.data(), idx.size(), out.data(), span_samples(ev.samples(), keys[g]));
             for (size_t c = 0; c < idx.size(); c++)
                 scores[idx[c]] = out[c];
         }
@@ -316,9 +323,7 @@ BOSCH_TORCH_API size_t bosch_torch_request_samples(double fidelity, void *evalua
     auto *e = static_cast<bosch_torch_evaluator *>(evaluator);
     if (!e || !e->ev || !(fidelity > 0.0 && fidelity <= 1.0))
         return 0;
-    const size_t S = e->ev->samples();
-    const std::vector<size_t> subset = request_samples(S, fidelity, 0, "");
-    return subset.empty() ? S : subset.size();
+    return request_span(e->ev->samples(), fidelity, 0, "").second;
 }
 
 BOSCH_TORCH_API int bosch_torch_sample_eval(const uint8_t *mask, double fidelity, uint32_t draw,
@@ -327,7 +332,8 @@ BOSCH_TORCH_API int bosch_torch_sample_eval(const uint8_t *mask, double fidelity
     return with_evaluator(evaluator, units, [&](Evaluator &ev) {
         if (!mask || (count && !values))
             invalid("mask and values must not be NULL");
-        std::vector<size_t> all = request_samples(ev.samples(), fidelity, draw, "");
+        std::vector<size_t> all =
+            span_samples(ev.samples(), request_span(ev.samples(), fidelity, draw, ""));
         if (all.empty()) {
             all.resize(ev.samples());
             std::iota(all.begin(), all.end(), size_t(0));

@@ -74,8 +74,6 @@ def _c_evaluator(evaluator, parts: bool, follow=None):
         ev.samples, ev.sample_eval = evaluator._c_sample_evaluator()
         keep += [ev.samples, ev.sample_eval]
     if follow and hasattr(evaluator, "set_reference"):
-        units = evaluator.units
-
         def reference(mask, n, _user):
             try:
                 evaluator.set_reference(ctypes.string_at(mask, n))
@@ -83,7 +81,7 @@ def _c_evaluator(evaluator, parts: bool, follow=None):
             except Exception:  # a hint: the rank goes on without it
                 return int(ErrorCode.E_EVALUATOR)
         ev.reference = _lib.REFERENCE_FN(reference)
-        keep += [ev.reference, units]
+        keep.append(ev.reference)
     return ev, evaluator.units, keep
 
 
