@@ -450,6 +450,8 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
     const int64_t G = cfg_.num_key_value_heads, nH = cfg_.num_attention_heads, r = nH / G;
     torch::Tensor q, k, v;
     project_qkv(L, x, q, k, v);
+    if (kv_hook)
+        kv_hook(layer, k, v);
 
     // GQA without repeat_kv: query head g*r+i of KV group g is row block i of
     // [B, G, r*n, D] against the group's keys [B, G, D, t1].

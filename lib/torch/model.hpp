@@ -131,6 +131,9 @@ public:
     torch::Tensor rms_norm(const torch::Tensor &x, const torch::Tensor &weight) const;
 
     AttentionHook hook; // tests only
+    // Called in attention() with each layer's keys and values [B, G, T, D]
+    // after the head norm and RoPE (the hybrid KV cache's prefill).
+    std::function<void(int64_t layer, const torch::Tensor &k, const torch::Tensor &v)> kv_hook;
 
     // One thread at a time (torch.h): the C API holds this while computing.
     std::mutex mutex;
