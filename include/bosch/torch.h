@@ -211,8 +211,10 @@ enum bosch_torch_metric {
     /* RULER's scoring, for tasks made from text: the prompt is continued
      * greedily by the sample's max_new_tokens (stopping at a special token),
      * decoded, and scored by the share of its answer strings it contains
-     * (bosch_text_match_all). Each new token re-runs the sequence (no KV
-     * cache, no prefix cache): meant for evaluation more than for search. */
+     * (bosch_text_match_all). The prompts run once, then each new token is
+     * one step through a hybrid KV cache that keeps what the mask lets each
+     * unit see (BOSCH_TORCH_GENERATE=recompute: each token re-runs the whole
+     * sequence, the earlier path); no prefix cache. */
     BOSCH_TORCH_METRIC_MATCH = 2
 };
 

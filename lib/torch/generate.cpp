@@ -1,14 +1,20 @@
-// Greedy decoding for the MATCH metric. Sequences of one forward have
-// different lengths; they are right-padded, which is exact under causal
-// attention (a pad never precedes a real token), and each sequence reads its
-// next token from the logits at its own last position.
+// Greedy decoding for the MATCH metric, through the hybrid KV cache
+// (kv_cache.hpp: the prompts once, then a token per step), or, with
+// BOSCH_TORCH_GENERATE=recompute, re-running every sequence per token.
+// Sequences of one forward have different lengths; they are right-padded,
+// which is exact under causal attention (a pad never precedes a real
+// token), and each sequence reads its next token from the logits at its own
+// last position.
 #include "generate.hpp"
 
 #include "failure.hpp"
+#include "kv_cache.hpp"
 
 #include "bosch/text.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 namespace bosch_torch {
 
@@ -26,6 +32,22 @@ int64_t max_new_of(const Sample &s) {
         return s.max_new;
     // Not given: room for the answer tokens plus a short preamble.
     return int64_t(s.answer.size()) + 16;
+}
+
+// The stop rule of a continuation: a row the tokenizer has no token for (an
+// untrained embedding row past the vocabulary) ends it like a special token,
+// but cannot be decoded, so it is not kept; a special token or max_new
+// tokens end it too. Returns whether `id` was kept.
+bool take_token(const Task &task, Seq &s, int32_t id) {
+    if (!bosch_tokenizer_token(task.tokenizer, id)) {
+        s.done = true;
+        return false;
+    }
+    s.ids.push_back(id);
+    if (bosch_tokenizer_is_special(task.tokenizer, id) ||
+        int64_t(s.ids.size() - s.prompt) >= s.max_new)
+        s.done = true;
+    return true;
 }
 
 // Continues every sequence of `seqs` greedily; `units` [B, L, G] bool or
@@ -69,21 +91,46 @@ void run_greedy(Model &m, const Task &task, const Window &w, std::vector<Seq> &s
                                  .to(torch::kCPU)
                                  .contiguous();
         const int64_t *np = next.data_ptr<int64_t>();
-        for (int64_t i = 0; i < A; i++) {
-            Seq &s = seqs[size_t(active[size_t(i)])];
-            const int32_t id = int32_t(np[i]);
-            // A row the tokenizer has no token for (an untrained embedding
-            // row past the vocabulary) ends the continuation like a special
-            // token, but cannot be decoded, so it is not kept.
-            if (!bosch_tokenizer_token(task.tokenizer, id)) {
-                s.done = true;
+        for (int64_t i = 0; i < A; i++)
+            take_token(task, seqs[size_t(active[size_t(i)])], int32_t(np[i]));
+    }
+}
+
+// run_greedy through the hybrid KV cache (kv_cache.hpp): the prompts once,
+// then one token per step; a finished row is fed a placeholder (its logits
+// are not read) until every row is done.
+void run_greedy_cached(Model &m, const Task &task, const Window &w, std::vector<Seq> &seqs,
+                       const torch::Tensor &units, int64_t *layer_rows) {
+    const int64_t B = int64_t(seqs.size()), L = m.layers();
+    int64_t longest = 0, steps = 0;
+    std::vector<std::vector<int32_t>> prompts;
+    for (const Seq &s : seqs) {
+        longest = std::max<int64_t>(longest, int64_t(s.ids.size()));
+        steps = std::max(steps, s.max_new);
+        prompts.push_back(s.ids);
+    }
+    KvCache cache(m, units, w, B, longest + steps);
+    torch::Tensor logits = cache.prefill(prompts);
+    if (layer_rows)
+        *layer_rows += B * L;
+    for (int64_t step = 0; step < steps; step++) {
+        torch::Tensor next = logits.argmax(-1).to(torch::kCPU).contiguous();
+        const int64_t *np = next.data_ptr<int64_t>();
+        std::vector<int32_t> feed(size_t(B), 0);
+        bool active = false;
+        for (int64_t b = 0; b < B; b++) {
+            Seq &s = seqs[size_t(b)];
+            if (s.done)
                 continue;
-            }
-            s.ids.push_back(id);
-            if (bosch_tokenizer_is_special(task.tokenizer, id) ||
-                int64_t(s.ids.size() - s.prompt) >= s.max_new)
-                s.done = true;
+            if (take_token(task, s, int32_t(np[b])))
+                feed[size_t(b)] = int32_t(np[b]);
+            active = active || !s.done;
         }
+        if (!active)
+            break;
+        logits = cache.step(feed);
+        if (layer_rows)
+            *layer_rows += B * L;
     }
 }
 
@@ -142,7 +189,14 @@ void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *ma
         torch::Tensor ut = torch::from_blob(um.data(), {int64_t(k) * M, L, G},
                                             torch::TensorOptions().dtype(torch::kUInt8))
                                .to(m.device(), torch::kBool);
-        run_greedy(m, task, w, seqs, ut, layer_rows);
+        // Through the hybrid KV cache; BOSCH_TORCH_GENERATE=recompute re-runs
+        // the whole sequence per token instead (the earlier path, kept to
+        // compare and to measure against).
+        const char *how = std::getenv("BOSCH_TORCH_GENERATE");
+        if (how && std::strcmp(how, "recompute") == 0)
+            run_greedy(m, task, w, seqs, ut, layer_rows);
+        else
+            run_greedy_cached(m, task, w, seqs, ut, layer_rows);
         for (size_t c = 0; c < k; c++)
             for (int64_t b = 0; b < M; b++)
                 values[(c0 + c) * size_t(M) + size_t(b)] =

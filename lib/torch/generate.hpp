@@ -16,8 +16,9 @@ namespace bosch_torch {
 // with the task's tokenizer (special tokens left out) and scored by RULER's
 // string_match_all against its answers, a value per sample (the score is
 // their mean, which the caller takes).
-// At most `batch` candidates x all samples per forward. Each generated token
-// re-runs the whole sequence (no KV cache): cost grows with max_new_tokens.
+// At most `batch` candidates x all samples per forward. The prompts run
+// once and each new token is one step through the hybrid KV cache
+// (BOSCH_TORCH_GENERATE=recompute: each token re-runs the whole sequence).
 // `layer_rows` (may be null) accumulates batch rows x layers run.
 // `samples` (task sample indices) scores on those samples only; empty =
 // every sample. `values`: n x (samples scored), candidate-major.
