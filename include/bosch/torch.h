@@ -200,6 +200,36 @@ BOSCH_TORCH_API int bosch_torch_model_forward(bosch_torch_model *m, const int32_
                                               float *logits);
 
 /* ------------------------------------------------------------------------ */
+/* Generation through a hybrid KV cache                                      */
+/* ------------------------------------------------------------------------ */
+/* What bosch_torch_generate held and took. */
+struct bosch_torch_generation {
+    size_t struct_size;     /* sizeof(struct bosch_torch_generation) */
+    uint64_t kv_bytes;      /* keys and values held: every position of the full
+                             * units, sink + window of the sliding ones */
+    uint64_t kv_bytes_full; /* a full cache of the same capacity */
+    double prefill_seconds, decode_seconds;
+    uint32_t new_tokens;
+};
+
+/* Greedy continuation of `prompt` (n_prompt ids) under a unit mask (`units`
+ * bytes, nonzero = SWA with `window` + `sink`; NULL = all full): the prompt
+ * runs once, then each new token is one step through a KV cache in which
+ * every (layer, KV group) keeps either every position (full) or only its
+ * sink and last `window` positions (sliding), so the memory held is what
+ * the mask says; each step's logits are the masked forward's over the whole
+ * sequence (bosch_torch_model_forward), up to rounding. Stops after
+ * `max_new` tokens or a token of `stop` (kept). out: max_new ids; *n_out
+ * the count. `info` (may be NULL; struct_size set) receives the bytes and
+ * times. BOSCH_E_INVALID for bad arguments (message in
+ * bosch_torch_model_last_error), BOSCH_E_NOMEM, BOSCH_E_EVALUATOR. */
+BOSCH_TORCH_API int bosch_torch_generate(bosch_torch_model *m, const uint8_t *mask, size_t units,
+                                         uint32_t window, uint32_t sink, const int32_t *prompt,
+                                         size_t n_prompt, uint32_t max_new, const int32_t *stop,
+                                         size_t n_stop, int32_t *out, size_t *n_out,
+                                         struct bosch_torch_generation *info);
+
+/* ------------------------------------------------------------------------ */
 /* Tasks: token sequences with answer spans                                  */
 /* ------------------------------------------------------------------------ */
 /* A sample is a prompt (token ids) followed by an answer span; it is scored

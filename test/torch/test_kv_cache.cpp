@@ -12,6 +12,7 @@
 #include "torch/failure.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -100,6 +101,64 @@ void expect_parity(const char *name, const Outcome &o) {
     EXPECT(o.same_tokens);
 }
 
+// bosch_torch_generate against a greedy loop over bosch_torch_model_forward
+// (the whole sequence each step): the same tokens; the bytes it reports;
+// stop tokens; errors.
+void test_c_api() {
+    const std::string tmp = make_temp_dir("kvcache");
+    const std::string dir = write_model(tmp, "gen", gqa_spec(9));
+    bosch_torch_model *m = bosch_torch_model_open_device(dir.c_str(), "cpu", BOSCH_TORCH_DTYPE_F32);
+    EXPECT(m != nullptr);
+    if (!m) {
+        remove_tree(tmp);
+        return;
+    }
+    const uint8_t mask[6] = {1, 0, 0, 1, 1, 1};
+    const std::vector<int32_t> prompt = random_tokens(9, 50, 21);
+    const uint32_t n_new = 12;
+    std::vector<int32_t> seq = prompt, want;
+    for (uint32_t s = 0; s < n_new; s++) {
+        std::vector<float> lg(50);
+        const int32_t last = int32_t(seq.size()) - 1;
+        EXPECT(bosch_torch_model_forward(m, seq.data(), 1, seq.size(), mask, 3, 1, &last, 1,
+                                         lg.data()) == BOSCH_OK);
+        const int32_t id = int32_t(std::max_element(lg.begin(), lg.end()) - lg.begin());
+        want.push_back(id);
+        seq.push_back(id);
+    }
+    std::vector<int32_t> got(n_new, -1);
+    size_t n = 0;
+    struct bosch_torch_generation info;
+    std::memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    EXPECT(bosch_torch_generate(m, mask, 6, 3, 1, prompt.data(), prompt.size(), n_new, nullptr, 0,
+                                got.data(), &n, &info) == BOSCH_OK);
+    EXPECT(n == n_new && got == want);
+    // 2 of 6 units full at capacity 9 + 12, 4 sliding at sink 1 + window 3;
+    // head_dim 8, f32, keys and values.
+    EXPECT(info.kv_bytes == uint64_t(2 * (2 * 21 + 4 * 4) * 8 * 4));
+    EXPECT(info.kv_bytes_full == uint64_t(2 * 6 * 21 * 8 * 4));
+    EXPECT(info.new_tokens == n_new && info.prefill_seconds >= 0 && info.decode_seconds >= 0);
+    // A stop token ends it (kept).
+    EXPECT(bosch_torch_generate(m, mask, 6, 3, 1, prompt.data(), prompt.size(), n_new, &want[3], 1,
+                                got.data(), &n, nullptr) == BOSCH_OK);
+    EXPECT(n <= 4 && got[n - 1] == want[3]);
+    // Errors: units, vocabulary, window 0, struct_size.
+    EXPECT(bosch_torch_generate(m, mask, 5, 3, 1, prompt.data(), prompt.size(), 4, nullptr, 0,
+                                got.data(), &n, nullptr) == BOSCH_E_INVALID);
+    EXPECT(std::strstr(bosch_torch_model_last_error(m), "units") != nullptr);
+    const int32_t bad[2] = {1, 50};
+    EXPECT(bosch_torch_generate(m, nullptr, 0, 3, 1, bad, 2, 4, nullptr, 0, got.data(), &n,
+                                nullptr) == BOSCH_E_INVALID);
+    EXPECT(bosch_torch_generate(m, mask, 6, 0, 1, prompt.data(), prompt.size(), 4, nullptr, 0,
+                                got.data(), &n, nullptr) == BOSCH_E_INVALID);
+    info.struct_size = 8;
+    EXPECT(bosch_torch_generate(m, mask, 6, 3, 1, prompt.data(), prompt.size(), 4, nullptr, 0,
+                                got.data(), &n, &info) == BOSCH_E_INVALID);
+    bosch_torch_model_free(m);
+    remove_tree(tmp);
+}
+
 } // namespace
 
 int main() {
@@ -163,6 +222,7 @@ int main() {
             bad = true;
         }
         EXPECT(bad);
+        test_c_api();
     } catch (const std::exception &e) {
         std::fprintf(stderr, "exception: %s\n", e.what());
         g_failures++;
