@@ -76,7 +76,8 @@ Outcome run(Model &m, const std::vector<std::vector<int32_t>> &prompts, const to
             torch::Tensor ref = m.forward(tok, u, w, torch::tensor({T - 1}, torch::kInt64))
                                     .view({-1});
             torch::Tensor got = logits[b];
-            out.worst = std::max(out.worst, (got - ref).abs().max().item<double>());
+            const double d = (got - ref).abs().max().item<double>();
+            out.worst = std::max(out.worst, std::isnan(d) ? INFINITY : d); // NaN: a failure
             const int64_t a = got.argmax().item<int64_t>(), r = ref.argmax().item<int64_t>();
             out.same_tokens = out.same_tokens && a == r;
             next.push_back(int32_t(r));
