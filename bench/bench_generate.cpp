@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
             }
             const double t_kv = now() - t0;
             const bool same = std::equal(rec.begin(), rec.end(), got.begin());
-            char rs[64];
+            char rs[96];
             std::snprintf(rs, sizeof rs, extrapolated ? "%.2f (%lld of %lld steps measured)" : "%.2f",
                           t_rec, (long long)measured, (long long)N);
             std::printf("| %lld | %lld | %s | %.3f | %.1fx | %s |\n", (long long)P, (long long)N, rs,

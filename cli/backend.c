@@ -70,7 +70,7 @@ static void take_checkpoint_choices(struct settings *s, const struct backend *b)
         s->context = (unsigned)bosch_torch_task_prompt_len(b->t);
 }
 
-int backend_open(struct settings *s, struct backend *b)
+int backend_open_model(struct settings *s, struct backend *b)
 {
     memset(b, 0, sizeof *b);
     b->dir = s->model;
@@ -97,6 +97,13 @@ int backend_open(struct settings *s, struct backend *b)
     b->t = bosch_torch_checkpoint_task(b->ck);
     bosch_torch_model_shape(b->m, &b->L, &b->G, &b->H, &b->V);
     take_checkpoint_choices(s, b);
+    return 0;
+}
+
+int backend_open(struct settings *s, struct backend *b)
+{
+    if (backend_open_model(s, b))
+        return EXIT_ERROR;
     int metric = !strcmp(s->metric, "logprob") ? BOSCH_TORCH_METRIC_LOGPROB
                  : !strcmp(s->metric, "match") ? BOSCH_TORCH_METRIC_MATCH
                                                : BOSCH_TORCH_METRIC_EXACT;

@@ -28,6 +28,9 @@ struct backend {
  * s->context becomes its longest prompt (the context of the KV saving).
  * 0, or EXIT_ERROR after a message; backend_free() in both cases. */
 int backend_open(struct settings *s, struct backend *b);
+/* The same without the evaluator (b->e stays NULL): the checkpoint, its
+ * model, tokenizer and task, and bosch.json's suggestions. */
+int backend_open_model(struct settings *s, struct backend *b);
 void backend_free(struct backend *b);
 
 /* Non-zero for a --task of the form ruler:NAME. */

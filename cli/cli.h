@@ -55,6 +55,11 @@ struct settings {
     const char *format;  /* export: duo|hf|trtllm */
     int config_only;     /* export --config-only */
     unsigned max_seq_len; /* export --max-seq-len (trtllm; 0: the model's) */
+    const char *prompt;  /* generate --prompt TEXT */
+    unsigned sample;     /* generate --sample I (of the task) */
+    unsigned max_new;    /* generate --max-new N (0: the task's, else 64) */
+    int raw;             /* generate --raw: the prompt as plain text, no chat markup */
+    int check;           /* generate --check: the masked forward's greedy tokens too */
 };
 
 void settings_default(struct settings *s);
@@ -75,5 +80,6 @@ int cmd_eval(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 
 #endif

@@ -14,39 +14,6 @@
 #endif
 
 #ifdef BOSCH_CLI_TORCH
-/* Window, sink, metric (and a NIAH mask's context) default to the mask's settings. */
-static void take_mask_settings(struct settings *s, const bosch_selection *sel)
-{
-    struct mask_settings ms;
-    mask_settings(sel, &ms);
-    if (!s->window_given && ms.window) {
-        s->window = ms.window;
-        s->window_given = 1;
-    }
-    if (!s->sink_given && ms.have_sink) {
-        s->sink = ms.sink;
-        s->sink_given = 1;
-    }
-    if (!s->metric_given && *ms.metric) {
-        snprintf(s->metric_buf, sizeof s->metric_buf, "%s", ms.metric);
-        s->metric = s->metric_buf;
-        s->metric_given = 1;
-    }
-    if (!s->task && *ms.ruler_task) {
-        /* The same RULER task on a held-out set: the next seed. */
-        snprintf(s->task_buf, sizeof s->task_buf, "%s", ms.ruler_task);
-        s->task = s->task_buf;
-        if (!s->context_given)
-            s->context = ms.context;
-        if (!s->seed_given)
-            s->seed = ms.ruler_seed + 1;
-    } else if (!s->task && ms.context) {
-        s->niah = 1;
-        if (!s->context_given)
-            s->context = ms.context;
-    }
-}
-
 static int run_eval(struct settings *s, const bosch_selection *sel)
 {
     struct backend b;
@@ -121,7 +88,7 @@ int cmd_eval(int argc, char **argv)
     bosch_selection *sel = read_mask(s.mask);
     if (!sel)
         return EXIT_ERROR;
-    take_mask_settings(&s, sel);
+    settings_from_mask(&s, sel);
     rc = model_setup(&s, 1) ? EXIT_ERROR : run_eval(&s, sel);
     bosch_selection_free(sel);
     return rc;

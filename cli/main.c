@@ -7,6 +7,7 @@
  *   bosch show     PREFIX.json          print a saved mask
  *   bosch tokenize --tokenizer FILE      text to token ids (--decode: ids to text)
  *   bosch export   --format duo|hf ...   a saved mask as inference code loads it
+ *   bosch generate --mask PREFIX.json   greedy continuation through the hybrid KV cache
  *   bosch help | --help | --version;  bosch COMMAND --help
  *
  * One file per command (cmd_*.c) with its own option set (options.c); the
@@ -34,6 +35,8 @@ static void usage(FILE *f)
         "  tokenize   text on stdin to token ids: --tokenizer tokenizer.json\n"
         "  export     a saved mask for inference code: --format duo|hf --mask PREFIX.json\n"
         "             --out DIR\n"
+        "  generate   continue a prompt through the KV cache a mask leaves: --mask\n"
+        "             PREFIX.json (--prompt TEXT | --task T)\n"
         "  help       this text;  --version  versions\n"
         "'bosch <command> --help' lists the options of one command.\n");
     print_all_options(f);
@@ -63,6 +66,7 @@ static const struct {
     {"show", cmd_show, 0},
     {"tokenize", cmd_tokenize, 0},
     {"export", cmd_export, 0},
+    {"generate", cmd_generate, 1},
 };
 
 int main(int argc, char **argv)
@@ -87,6 +91,7 @@ int main(int argc, char **argv)
                 thread_policy_apply(argv);
             return commands[i].run(argc - 1, argv + 1);
         }
-    errorf("unknown command '%s' (commands: search, baseline, eval, show, tokenize, export, help)", cmd);
+    errorf("unknown command '%s' (commands: search, baseline, eval, show, tokenize, export, generate, "
+           "help)", cmd);
     return EXIT_USAGE;
 }

@@ -15,19 +15,23 @@ enum opt_id {
     O_MODEL = 256, O_TASK, O_NIAH, O_CONTEXT, O_SAMPLES, O_NEEDLES, O_KEYLEN, O_VALLEN,
     O_RATIO, O_WINDOW, O_SINK, O_SEED, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH,
     O_NOCACHE, O_CACHEFULL, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
-    O_FORMAT, O_CONFIGONLY, O_PRIORS, O_FWDSAMPLES, O_MAXSEQ
+    O_FORMAT, O_CONFIGONLY, O_PRIORS, O_FWDSAMPLES, O_MAXSEQ, O_PROMPT, O_SAMPLE, O_MAXNEW,
+    O_RAW, O_CHECK
 };
 
 #define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
+/* The model and task options generate takes too (not those of scoring). */
+#define MODEL_GEN_CMDS (MODEL_CMDS | CMD_GENERATE)
 
 /* Sections of the general help, in order. */
 enum section {
     SEC_MODEL, SEC_SEARCH_BASELINE, SEC_SEARCH, SEC_BASELINE, SEC_MASK, SEC_TOKENIZE, SEC_EXPORT,
-    SEC_COUNT
+    SEC_GENERATE, SEC_COUNT
 };
 static const char *const section_title[SEC_COUNT] = {
-    "model and task (search, baseline, eval):", "search and baseline:", "search:", "baseline:",
-    "eval, show and export:", "tokenize:", "export:",
+    "model and task (search, baseline, eval; generate: the model, task, window, sink)", "search and baseline:",
+    "search:", "baseline:", "eval, show, export and generate:", "tokenize:", "export:",
+    "generate:",
 };
 
 struct cli_option {
@@ -40,41 +44,41 @@ struct cli_option {
 };
 
 static const struct cli_option options[] = {
-    {"model", required_argument, O_MODEL, MODEL_CMDS, SEC_MODEL,
+    {"model", required_argument, O_MODEL, MODEL_GEN_CMDS, SEC_MODEL,
      "--model DIR        Qwen3 checkpoint (default $BOSCH_DEFAULT_MODEL, else the\n"
      "                     installed organism model)"},
-    {"device", required_argument, O_DEVICE, MODEL_CMDS, SEC_MODEL,
+    {"device", required_argument, O_DEVICE, MODEL_GEN_CMDS, SEC_MODEL,
      "--device D         auto|cpu|cuda|cuda:N (auto: CUDA when available)"},
-    {"dtype", required_argument, O_DTYPE, MODEL_CMDS, SEC_MODEL,
+    {"dtype", required_argument, O_DTYPE, MODEL_GEN_CMDS, SEC_MODEL,
      "--dtype T          auto|f32|bf16|f16 weights and compute (auto: bf16 on CUDA,\n"
      "                     f32 on the CPU)"},
-    {"task", required_argument, O_TASK, MODEL_CMDS, SEC_MODEL,
+    {"task", required_argument, O_TASK, MODEL_GEN_CMDS, SEC_MODEL,
      "--task T           ruler:NAME (RULER's needle tasks as text, generated to\n"
      "                     --context tokens: ruler:niah_single_1..3, niah_multikey_1..3,\n"
      "                     niah_multivalue, niah_multiquery), or a JSONL file of\n"
      "                     token ids ({\"prompt\":[..],\"answer\":[..]}) or of text\n"
      "                     ({\"text\"|\"messages\":..,\"answers\":[..]})"},
-    {"tokenizer", required_argument, O_TOKENIZER, MODEL_CMDS | CMD_TOKENIZE, SEC_MODEL,
+    {"tokenizer", required_argument, O_TOKENIZER, MODEL_GEN_CMDS | CMD_TOKENIZE, SEC_MODEL,
      "--tokenizer FILE   a Hugging Face tokenizer.json (default: the model's, if any)"},
-    {"niah", no_argument, O_NIAH, MODEL_CMDS, SEC_MODEL,
+    {"niah", no_argument, O_NIAH, MODEL_GEN_CMDS, SEC_MODEL,
      "--niah             synthetic needle-in-a-haystack task (default when no --task)"},
-    {"context", required_argument, O_CONTEXT, MODEL_CMDS, SEC_MODEL,
+    {"context", required_argument, O_CONTEXT, MODEL_GEN_CMDS, SEC_MODEL,
      "--context N        NIAH/RULER prompt length in tokens, and context of the KV\n"
      "                     saving (1024)"},
-    {"samples", required_argument, O_SAMPLES, MODEL_CMDS, SEC_MODEL,
+    {"samples", required_argument, O_SAMPLES, MODEL_GEN_CMDS, SEC_MODEL,
      "--samples N        NIAH/RULER samples (8)"},
-    {"needles", required_argument, O_NEEDLES, MODEL_CMDS, SEC_MODEL,
+    {"needles", required_argument, O_NEEDLES, MODEL_GEN_CMDS, SEC_MODEL,
      "--needles N        NIAH needles per prompt (1)"},
-    {"key-len", required_argument, O_KEYLEN, MODEL_CMDS, SEC_MODEL,
+    {"key-len", required_argument, O_KEYLEN, MODEL_GEN_CMDS, SEC_MODEL,
      "--key-len N, --value-len N   NIAH key/value tokens (2, 2)"},
-    {"value-len", required_argument, O_VALLEN, MODEL_CMDS, SEC_MODEL, NULL},
-    {"window", required_argument, O_WINDOW, MODEL_CMDS, SEC_MODEL,
+    {"value-len", required_argument, O_VALLEN, MODEL_GEN_CMDS, SEC_MODEL, NULL},
+    {"window", required_argument, O_WINDOW, MODEL_GEN_CMDS, SEC_MODEL,
      "--window W         sliding window (128; NIAH: at most context/4 unless given)"},
-    {"sink", required_argument, O_SINK, MODEL_CMDS, SEC_MODEL, "--sink S           sink tokens (4)"},
+    {"sink", required_argument, O_SINK, MODEL_GEN_CMDS, SEC_MODEL, "--sink S           sink tokens (4)"},
     {"metric", required_argument, O_METRIC, MODEL_CMDS, SEC_MODEL,
      "--metric M         exact|logprob|match (exact; match: RULER's string match of\n"
      "                     a greedy continuation, text tasks only)"},
-    {"seed", required_argument, O_SEED, MODEL_CMDS, SEC_MODEL,
+    {"seed", required_argument, O_SEED, MODEL_GEN_CMDS, SEC_MODEL,
      "--seed S           search seed and NIAH/RULER task seed (0; eval of a RULER\n"
      "                     mask: its seed + 1, a held-out set)"},
     {"eval-batch", required_argument, O_EVALBATCH, MODEL_CMDS, SEC_MODEL,
@@ -101,7 +105,7 @@ static const struct cli_option options[] = {
      "                     SWA; with --metric logprob the NLL probe),\n"
      "                     locality|retrieval|echo-induction|fisher|duo-on-the-fly\n"
      "                     (static head scores; duo-on-the-fly is kvpress's)"},
-    {"mask", required_argument, O_MASK, CMD_EVAL | CMD_SHOW | CMD_EXPORT, SEC_MASK,
+    {"mask", required_argument, O_MASK, CMD_EVAL | CMD_SHOW | CMD_EXPORT | CMD_GENERATE, SEC_MASK,
      "--mask FILE        the saved mask (PREFIX.json; show and export also take it as\n"
      "                     argument)"},
     {"decode", no_argument, O_DECODE, CMD_TOKENIZE, SEC_TOKENIZE,
@@ -128,6 +132,20 @@ static const struct cli_option options[] = {
      "                     (default: the model's max_position_embeddings)"},
     {"config-only", no_argument, O_CONFIGONLY, CMD_EXPORT, SEC_EXPORT,
      "--config-only      hf: write config.json (and bosch-mask.json), link nothing"},
+    {"prompt", required_argument, O_PROMPT, CMD_GENERATE, SEC_GENERATE,
+     "--prompt TEXT      the prompt (needs the model's tokenizer): one user turn in\n"
+     "                     Qwen3's chat format, non-thinking (default: the task's sample)"},
+    {"raw", no_argument, O_RAW, CMD_GENERATE, SEC_GENERATE,
+     "--raw              --prompt as plain text, without chat markup"},
+    {"sample", required_argument, O_SAMPLE, CMD_GENERATE, SEC_GENERATE,
+     "--sample I         which sample of the task to continue (0)"},
+    {"max-new", required_argument, O_MAXNEW, CMD_GENERATE, SEC_GENERATE,
+     "--max-new N        new tokens at most (default: the sample's max_new_tokens, or\n"
+     "                     its answer's length + 16; --prompt: 64); a special token ends\n"
+     "                     the continuation earlier"},
+    {"check", no_argument, O_CHECK, CMD_GENERATE, SEC_GENERATE,
+     "--check            also continue greedily by re-running the masked forward over\n"
+     "                     the whole sequence per token; exit 1 unless the tokens agree"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -146,6 +164,9 @@ static const struct command_help helps[] = {
      "UTF-8 text on stdin to one JSON array of ids on stdout (--decode: the reverse)"},
     {CMD_EXPORT, "bosch export --format duo|hf --mask PREFIX.json --out DIR [--model DIR]",
      "a saved mask as inference code loads it (no model backend needed; docs/export.md)"},
+    {CMD_GENERATE, "bosch generate [--mask PREFIX.json] [--prompt TEXT | --task T] [options]",
+     "greedy continuation through a KV cache that keeps what the mask lets each KV head\n"
+     "see (no --mask: full attention), with the KV bytes held and decode speed"},
 };
 
 static const char exit_codes[] =
@@ -291,6 +312,12 @@ static const char *apply_run_option(struct settings *s, int id, const char *arg)
         return parse_uint(arg, 1, 0x7fffffffu, &s->max_seq_len) ? "--max-seq-len (1..2^31-1)"
                                                                  : NULL;
     case O_CONFIGONLY: s->config_only = 1; return NULL;
+    case O_PROMPT: s->prompt = arg; return NULL;
+    case O_RAW: s->raw = 1; return NULL;
+    case O_SAMPLE: return parse_uint(arg, 0, 1u << 16, &s->sample) ? "--sample (0..65536)" : NULL;
+    case O_MAXNEW:
+        return parse_uint(arg, 1, 1u << 20, &s->max_new) ? "--max-new (1..1048576)" : NULL;
+    case O_CHECK: s->check = 1; return NULL;
     }
     return apply_model_option(s, id, arg);
 }
@@ -320,6 +347,10 @@ static int finish_args(int argc, char **argv, struct settings *s, const char **p
     }
     if (s->task && s->niah) {
         errorf("%s: --task and --niah exclude each other", argv[0]);
+        return EXIT_USAGE;
+    }
+    if (s->prompt && (s->task || s->niah)) {
+        errorf("%s: --prompt and --task/--niah exclude each other", argv[0]);
         return EXIT_USAGE;
     }
     return 0;

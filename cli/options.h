@@ -14,7 +14,8 @@ enum command {
     CMD_EVAL = 1 << 2,
     CMD_SHOW = 1 << 3,
     CMD_TOKENIZE = 1 << 4,
-    CMD_EXPORT = 1 << 5
+    CMD_EXPORT = 1 << 5,
+    CMD_GENERATE = 1 << 6
 };
 
 #define BASELINE_KINDS                                                                             \

@@ -241,3 +241,36 @@ void mask_settings(const bosch_selection *sel, struct mask_settings *ms)
             ms->ruler_seed = (unsigned long long)sd;
     }
 }
+
+/* Window, sink, metric (and a NIAH mask's context) default to the mask's settings. */
+void settings_from_mask(struct settings *s, const bosch_selection *sel)
+{
+    struct mask_settings ms;
+    mask_settings(sel, &ms);
+    if (!s->window_given && ms.window) {
+        s->window = ms.window;
+        s->window_given = 1;
+    }
+    if (!s->sink_given && ms.have_sink) {
+        s->sink = ms.sink;
+        s->sink_given = 1;
+    }
+    if (!s->metric_given && *ms.metric) {
+        snprintf(s->metric_buf, sizeof s->metric_buf, "%s", ms.metric);
+        s->metric = s->metric_buf;
+        s->metric_given = 1;
+    }
+    if (!s->task && *ms.ruler_task) {
+        /* The same RULER task on a held-out set: the next seed. */
+        snprintf(s->task_buf, sizeof s->task_buf, "%s", ms.ruler_task);
+        s->task = s->task_buf;
+        if (!s->context_given)
+            s->context = ms.context;
+        if (!s->seed_given)
+            s->seed = ms.ruler_seed + 1;
+    } else if (!s->task && ms.context) {
+        s->niah = 1;
+        if (!s->context_given)
+            s->context = ms.context;
+    }
+}

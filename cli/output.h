@@ -40,6 +40,11 @@ struct mask_settings {
 };
 void mask_settings(const bosch_selection *sel, struct mask_settings *ms);
 
+/* What the command line left unsaid, taken from a saved mask: its window,
+ * sink and metric, and its task (a RULER task on a held-out seed, its seed
+ * + 1; a NIAH mask's context). */
+void settings_from_mask(struct settings *s, const bosch_selection *sel);
+
 /* The method to show ("mask" when the file names none). */
 const char *shown_method(const bosch_selection *sel);
 

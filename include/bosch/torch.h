@@ -301,6 +301,17 @@ BOSCH_TORCH_API size_t bosch_torch_task_samples(const bosch_torch_task *t);
 BOSCH_TORCH_API size_t bosch_torch_task_prompt_len(const bosch_torch_task *t);
 /* Prompt length of sample i; 0 for NULL or i out of range. */
 BOSCH_TORCH_API size_t bosch_torch_task_prompt_len_of(const bosch_torch_task *t, size_t i);
+/* Sample i, lent (valid while the task lives; any pointer may be NULL):
+ * its prompt and answer ids, and the tokens the match metric generates for
+ * it at most (a text task's max_new_tokens, else the answer's length + 16).
+ * BOSCH_E_INVALID for a NULL task or i out of range. */
+BOSCH_TORCH_API int bosch_torch_task_sample(const bosch_torch_task *t, size_t i,
+                                            const int32_t **prompt, size_t *n_prompt,
+                                            const int32_t **answer, size_t *n_answer,
+                                            uint32_t *max_new);
+/* The tokenizer a text task was encoded with (lent: the caller's, kept by
+ * reference); NULL for a task of ids or a NULL task. */
+BOSCH_TORCH_API const bosch_tokenizer *bosch_torch_task_tokenizer(const bosch_torch_task *t);
 /* NULL is a no-op. */
 BOSCH_TORCH_API void bosch_torch_task_free(bosch_torch_task *t);
 

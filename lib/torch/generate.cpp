@@ -27,12 +27,6 @@ struct Seq {
     bool done = false;
 };
 
-int64_t max_new_of(const Sample &s) {
-    if (s.max_new > 0)
-        return s.max_new;
-    // Not given: room for the answer tokens plus a short preamble.
-    return int64_t(s.answer.size()) + 16;
-}
 
 // The stop rule of a continuation: a row the tokenizer has no token for (an
 // untrained embedding row past the vocabulary) ends it like a special token,
@@ -181,7 +175,7 @@ void match_scores(Model &m, const Task &task, const Window &w, const uint8_t *ma
         for (size_t c = 0; c < k; c++)
             for (int64_t b = 0; b < M; b++) {
                 const Sample &sm = task.samples[pick[size_t(b)]];
-                seqs.push_back(Seq{sm.prompt, sm.prompt.size(), max_new_of(sm), false});
+                seqs.push_back(Seq{sm.prompt, sm.prompt.size(), max_new_tokens(sm), false});
                 for (size_t u = 0; u < units; u++)
                     um[(c * size_t(M) + size_t(b)) * units + u] =
                         masks[(c0 + c) * units + u] != 0;

@@ -47,10 +47,15 @@ KvCache::KvCache(Model &m, const torch::Tensor &units, const Window &w, int64_t 
             size_t(l) < cfg.layer_sliding.size() && cfg.layer_sliding[size_t(l)] != 0;
         c.window = config_slides ? cfg.sliding_window : w.window;
         c.sink = config_slides ? 0 : w.sink;
+        // A window and sink that cover the capacity hide nothing from any
+        // position the cache will hold: such units are kept as full ones,
+        // never larger than a full unit.
+        const bool can_hide = c.sink + c.window < cap_;
         std::vector<int64_t> fseq, sseq;
         for (int64_t b = 0; b < B_; b++)
             for (int64_t g = 0; g < G_; g++) {
-                const bool slides = config_slides || (u && u[(b * L_ + l) * G_ + g]);
+                const bool slides =
+                    can_hide && (config_slides || (u && u[(b * L_ + l) * G_ + g]));
                 (slides ? c.swa_flat : c.full_flat).push_back(b * G_ + g);
                 (slides ? sseq : fseq).push_back(b);
             }

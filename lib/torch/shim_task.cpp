@@ -143,6 +143,30 @@ BOSCH_TORCH_API size_t bosch_torch_task_prompt_len_of(const bosch_torch_task *t,
     return t && i < t->task.samples.size() ? t->task.samples[i].prompt.size() : 0;
 }
 
+BOSCH_TORCH_API int bosch_torch_task_sample(const bosch_torch_task *t, size_t i,
+                                            const int32_t **prompt, size_t *n_prompt,
+                                            const int32_t **answer, size_t *n_answer,
+                                            uint32_t *max_new) {
+    if (!t || i >= t->task.samples.size())
+        return BOSCH_E_INVALID;
+    const Sample &s = t->task.samples[i];
+    if (prompt)
+        *prompt = s.prompt.data();
+    if (n_prompt)
+        *n_prompt = s.prompt.size();
+    if (answer)
+        *answer = s.answer.data();
+    if (n_answer)
+        *n_answer = s.answer.size();
+    if (max_new)
+        *max_new = uint32_t(std::min<int64_t>(max_new_tokens(s), UINT32_MAX));
+    return BOSCH_OK;
+}
+
+BOSCH_TORCH_API const bosch_tokenizer *bosch_torch_task_tokenizer(const bosch_torch_task *t) {
+    return t ? t->task.tokenizer : nullptr;
+}
+
 BOSCH_TORCH_API void bosch_torch_task_free(bosch_torch_task *t) { delete t; }
 
 } // extern "C"

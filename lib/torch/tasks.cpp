@@ -163,6 +163,10 @@ Task make_niah(const NiahParams &p) {
     return t;
 }
 
+int64_t max_new_tokens(const Sample &s) {
+    return s.max_new > 0 ? s.max_new : int64_t(s.answer.size()) + 16;
+}
+
 namespace {
 
 struct FileCloser {

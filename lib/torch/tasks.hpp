@@ -45,6 +45,9 @@ void write_jsonl(const Task &t, const std::string &path);
 // `chat_flags` (enum bosch_chat_flags), special tokens recognised; the
 // target encoded as plain text. Keeps `tok` by reference.
 Task from_text(const bosch_text_task *tt, const bosch_tokenizer *tok, unsigned chat_flags);
+// The tokens the match metric generates for a sample at most: its
+// max_new, else room for the answer tokens plus a short preamble.
+int64_t max_new_tokens(const Sample &s);
 
 } // namespace bosch_torch
 

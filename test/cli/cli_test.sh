@@ -38,6 +38,11 @@ if [ "$MODE" = basic ]; then
     expect 2 "bad value 'x' for --sweep-pairs (0..1048576)" "$BOSCH" search --sweep-pairs x
     expect 2 "needs a value" "$BOSCH" search --model
     expect 2 "exclude each other" "$BOSCH" search --niah --task t.jsonl
+    expect 2 "--prompt and --task/--niah exclude each other" "$BOSCH" generate --prompt hi \
+        --task t.jsonl
+    expect 2 "bad value '0' for --max-new" "$BOSCH" generate --max-new 0
+    expect 2 "generate: unknown option '--ratio'" "$BOSCH" generate --ratio 0.5
+    expect 0 "usage: bosch generate" "$BOSCH" generate --help
     expect 2 "bad value 'foo' for --kind" "$BOSCH" baseline --kind foo
     expect 2 "bad value 'foo' for --metric" "$BOSCH" eval --metric foo
     expect 2 "bad value 'gpu' for --device" "$BOSCH" search --device gpu
@@ -193,6 +198,17 @@ for l, t in enumerate(cfg["layer_types"]):
         assert res["unit_mask"][l * g:(l + 1) * g] == "1" * g, (l, res["unit_mask"])
 PY
     expect 1 "INFEASIBLE" "$BOSCH" search --model "$T/hf" --ratio 0.25 --budget 12 --out bad
+    # bosch generate with a rho 0.75 mask: the held-out sample continued
+    # through the hybrid KV cache gives the masked forward's tokens (--check)
+    # and holds the KV bytes the selection's saving predicts at the cache's
+    # capacity (keys and values only; the ring's position table is extra).
+    expect 0 "wrote" "$BOSCH" search --ratio 0.75 --budget 12 --out g75
+    expect 0 "check: the masked forward over the whole sequence gives the same 32 tokens" \
+        "$BOSCH" generate --mask g75.json --check --max-new 32 --sample 1
+    grep -q "SWA ratio 0.7500, window 32, sink 4" "$T/out" || fail "generate: not the mask's settings"
+    sed -n 's/.*: saving \([0-9.]*\), the selection.s bosch_kv_saving \([0-9.]*\)$/\1 \2/p' "$T/out" >"$T/sv"
+    read -r held want <"$T/sv" || fail "generate: no KV saving line"
+    [ "$held" = "$want" ] && [ "$held" != 0.0000 ] || fail "generate: KV saving $held, the selection's $want"
     echo "cli organism: ok"
     exit 0
 fi
@@ -238,6 +254,17 @@ if [ "$MODE" = text ]; then
     # tokenize with the real tokenizer
     printf 'Hello world' >"$T/hello.txt"
     expect 0 "\[9707,1879\]" sh -c "\"$BOSCH\" tokenize --tokenizer \"$TOKJ\" <\"$T/hello.txt\" | tr -d ' '"
+    # generate --prompt: the text through Qwen3's chat format and the model's
+    # tokenizer.json, continued through the cache of the RULER mask, checked
+    # against the masked forward; --raw encodes the text as it is.
+    expect 0 "check: the masked forward" "$BOSCH" generate --model "$T/model" --device cpu \
+        --mask "$T/r.json" --prompt "Hello world" --max-new 8 --check
+    # <|im_start|> user \n Hello _world <|im_end|> \n <|im_start|> assistant \n
+    # <think> \n\n </think> \n\n
+    grep -q "prompt: --prompt (chat), 14 tokens" "$T/out" || fail "generate: chat prompt not 14 tokens"
+    grep -q '^continuation: ".*" \[' "$T/out" || fail "generate: continuation not decoded"
+    expect 0 "prompt: --prompt (raw), 2 tokens" "$BOSCH" generate --model "$T/model" --device cpu \
+        --prompt "Hello world" --raw --max-new 4
     echo "cli text: ok"
     exit 0
 fi
@@ -296,6 +323,18 @@ cat >"$T/m.json" <<'JSON'
   "unit_mask": "110000111010" }
 JSON
 expect 1 "differs from the model" "$BOSCH" eval --mask "$T/m.json" $COMMON
+expect 1 "differs from the model" "$BOSCH" generate --mask "$T/m.json" --model "$T/model" \
+    --device cpu
+# generate on the tiny model: its NIAH task's sample through the cache of a
+# searched mask, the same tokens as the masked forward (--check); --prompt
+# needs a tokenizer (it has none); a sample out of range is named.
+G="--model $T/model --niah --context 64 --samples 2 --device cpu"
+expect 0 "check: the masked forward over the whole sequence gives the same 20 tokens" \
+    "$BOSCH" generate $G --mask "$T/a.json" --check --max-new 20
+grep -q "window 16, sink 4" "$T/out" || fail "generate: window/sink not taken from the mask file"
+grep -q "prompt: sample 0 of niah, 64 tokens" "$T/out" || fail "generate: not the task's sample 0"
+expect 1 "needs a tokenizer" "$BOSCH" generate --model "$T/model" --device cpu --prompt "hello"
+expect 1 "the task has 2 samples (0..1)" "$BOSCH" generate $G --sample 2
 # journal: a run, then a resumed run give the same mask
 expect 0 "wrote" "$BOSCH" search $COMMON --budget 30 --journal "$T/j" --out "$T/b"
 expect 0 "replayed" "$BOSCH" search $COMMON --budget 30 --journal "$T/j" --out "$T/c"

@@ -156,6 +156,22 @@ void test_c_api() {
     info.struct_size = 8;
     EXPECT(bosch_torch_generate(m, mask, 6, 3, 1, prompt.data(), prompt.size(), 4, nullptr, 0,
                                 got.data(), &n, &info) == BOSCH_E_INVALID);
+    // A sink + window that cover the capacity (9 + 4 tokens) hide nothing:
+    // the units are held as full ones (never more bytes than full), and the
+    // tokens are those of full attention.
+    std::vector<int32_t> full_tokens(4), wide(4);
+    size_t nf = 0, nw = 0;
+    info.struct_size = sizeof info;
+    EXPECT(bosch_torch_generate(m, nullptr, 0, 3, 1, prompt.data(), prompt.size(), 4, nullptr, 0,
+                                full_tokens.data(), &nf, nullptr) == BOSCH_OK);
+    EXPECT(bosch_torch_generate(m, mask, 6, 12, 1, prompt.data(), prompt.size(), 4, nullptr, 0,
+                                wide.data(), &nw, &info) == BOSCH_OK);
+    EXPECT(nw == nf && wide == full_tokens);
+    EXPECT(info.kv_bytes == info.kv_bytes_full && info.kv_bytes_full == uint64_t(2 * 6 * 13 * 8 * 4));
+    // One token short of covering it: the sliding units shrink to sink + window.
+    EXPECT(bosch_torch_generate(m, mask, 6, 11, 1, prompt.data(), prompt.size(), 4, nullptr, 0,
+                                wide.data(), &nw, &info) == BOSCH_OK);
+    EXPECT(info.kv_bytes == uint64_t(2 * (2 * 13 + 4 * 12) * 8 * 4));
     bosch_torch_model_free(m);
     remove_tree(tmp);
 }

@@ -573,6 +573,16 @@ static void test_mixed_lengths(bosch_torch_model *m) {
     EXPECT(bosch_torch_task_prompt_len_of(task, 0) == 9);
     EXPECT(bosch_torch_task_prompt_len_of(task, 6) == 5);
     EXPECT(bosch_torch_task_prompt_len_of(task, 7) == 0);
+    {
+        const int32_t *p = nullptr, *a = nullptr;
+        size_t np = 0, na = 0;
+        uint32_t mx = 0;
+        EXPECT(bosch_torch_task_sample(task, 3, &p, &np, &a, &na, &mx) == BOSCH_OK);
+        EXPECT(np == 21 && p == task->task.samples[3].prompt.data());
+        EXPECT(na == 1 && a == task->task.samples[3].answer.data() && mx == 1 + 16);
+        EXPECT(bosch_torch_task_sample(task, 7, &p, &np, &a, &na, &mx) == BOSCH_E_INVALID);
+        EXPECT(bosch_torch_task_tokenizer(task) == nullptr);
+    }
     std::vector<uint8_t> masks = {
         0, 0, 0, 0, 0, 0, //
         1, 1, 1, 1, 1, 1, //

@@ -332,6 +332,17 @@ int main() {
                 EXPECT(got_ans[i] == encode(tok, bosch_text_task_target(tt, i),
                                             BOSCH_TOKENIZE_NO_SPECIAL));
             EXPECT(bosch_torch_task_prompt_len_of(t, i) == prompts[i].size());
+            // The sample as lent: the same ids, the target's, the text task's
+            // max_new_tokens (or the answer's length + 16).
+            const int32_t *sp = nullptr, *sa = nullptr;
+            size_t np = 0, na = 0;
+            uint32_t mx = 0;
+            EXPECT_ST(bosch_torch_task_sample(t, i, &sp, &np, &sa, &na, &mx), BOSCH_OK);
+            EXPECT(np == prompts[i].size() && std::equal(sp, sp + np, prompts[i].begin()));
+            if (i < got_ans.size())
+                EXPECT(na == got_ans[i].size() && std::equal(sa, sa + na, got_ans[i].begin()));
+            const uint32_t tmx = bosch_text_task_max_new_tokens(tt, i);
+            EXPECT(mx == (tmx ? tmx : uint32_t(na + 16)));
             longest = std::max(longest, prompts[i].size());
             lens.push_back(prompts[i].size());
             if (ss[i].head.find("messages") != std::string::npos) {
@@ -342,6 +353,11 @@ int main() {
         }
         EXPECT(bosch_torch_task_prompt_len(t) == longest);
         EXPECT(bosch_torch_task_prompt_len_of(t, M) == 0);
+        EXPECT_ST(bosch_torch_task_sample(t, M, nullptr, nullptr, nullptr, nullptr, nullptr),
+                  BOSCH_E_INVALID);
+        EXPECT_ST(bosch_torch_task_sample(nullptr, 0, nullptr, nullptr, nullptr, nullptr,
+                                          nullptr), BOSCH_E_INVALID);
+        EXPECT(bosch_torch_task_tokenizer(t) == tok);
         std::sort(lens.begin(), lens.end());
         EXPECT(std::unique(lens.begin(), lens.end()) == lens.end()); // all different
         EXPECT(longest > kWindow + kSink);

@@ -8,8 +8,11 @@ checkpoint, device and dtype, and lists
              "masks" [n][units], "batch", "buckets", "task" (token JSONL) or
              "text" + "tokenizer" (a text task, MATCH), "dump" (optional: the
              task as the backend encoded it, bosch_torch_task_write_jsonl)}
+  generations: {"name", "prompt" [P], "mask" [units] or null, "window", "sink",
+             "max_new"} (bosch_torch_generate: greedy, through the hybrid KV cache)
 and gets {"shape": [L, G, R, V], "forwards": {name: error or ""},
-"scores": {name: [..] or error string}} in request["result"]. A failing
+"scores": {name: [..] or error string}, "generations": {name: {"tokens",
+"kv_bytes", "kv_bytes_full"} or error string}} in request["result"]. A failing
 forward or evaluation is reported and the others still run.
 """
 import ctypes
@@ -35,6 +38,9 @@ SIGNATURES = {
         P, ctypes.POINTER(I32), SZ, SZ, ctypes.POINTER(U8), U32, U32, ctypes.POINTER(I32), SZ,
         ctypes.POINTER(F32)]),
     "bosch_torch_model_free": (None, [P]),
+    "bosch_torch_generate": (ctypes.c_int, [
+        P, ctypes.POINTER(U8), SZ, U32, U32, ctypes.POINTER(I32), SZ, U32, ctypes.POINTER(I32),
+        SZ, ctypes.POINTER(I32), ctypes.POINTER(SZ), P]),
     "bosch_torch_task_read_jsonl": (P, [STR]),
     "bosch_torch_task_from_text": (P, [P, P, ctypes.c_uint]),
     "bosch_torch_task_write_jsonl": (ctypes.c_int, [P, STR]),
@@ -98,6 +104,28 @@ def run_forward(lib, model, V, fw):
     with open(fw["out"], "wb") as f:
         f.write(bytes(logits))
     return ""
+
+
+class Generation(ctypes.Structure):
+    _fields_ = [("struct_size", SZ), ("kv_bytes", ctypes.c_uint64),
+                ("kv_bytes_full", ctypes.c_uint64), ("prefill_seconds", F64),
+                ("decode_seconds", F64), ("new_tokens", U32)]
+
+
+def run_generation(lib, model, units, gen):
+    prompt = gen["prompt"]
+    mask = u8_array([gen["mask"]]) if gen.get("mask") is not None else None
+    out = (I32 * gen["max_new"])()
+    n = SZ()
+    info = Generation(struct_size=ctypes.sizeof(Generation))
+    st = lib.bosch_torch_generate(model, mask, units if mask is not None else 0, gen["window"],
+                                  gen["sink"], (I32 * len(prompt))(*prompt), len(prompt),
+                                  gen["max_new"], None, 0, out, ctypes.byref(n),
+                                  ctypes.byref(info))
+    if st != 0:
+        return "bosch_torch_generate: %d %s" % (st, lib.bosch_torch_model_last_error(model).decode())
+    return dict(tokens=list(out[:n.value]), kv_bytes=info.kv_bytes,
+                kv_bytes_full=info.kv_bytes_full)
 
 
 def open_task(lib, ev):
@@ -166,7 +194,7 @@ def main(lib_path, req_path):
     shape = [U32() for _ in range(4)]
     lib.bosch_torch_model_shape(model, *[ctypes.byref(x) for x in shape])
     L, G, R, V = (x.value for x in shape)
-    out = {"shape": [L, G, R, V], "forwards": {}, "scores": {}}
+    out = {"shape": [L, G, R, V], "forwards": {}, "scores": {}, "generations": {}}
     for fw in req.get("forwards", []):
         out["forwards"][fw["name"]] = run_forward(lib, model, V, fw)
     for ev in req.get("evals", []):
@@ -174,6 +202,8 @@ def main(lib_path, req_path):
             out["scores"][ev["name"]] = run_eval(lib, model, L * G, ev)
         except RuntimeError as exc:
             out["scores"][ev["name"]] = str(exc)
+    for gen in req.get("generations", []):
+        out["generations"][gen["name"]] = run_generation(lib, model, L * G, gen)
     lib.bosch_torch_model_free(model)
     with open(req["result"], "w") as f:
         json.dump(out, f)

@@ -595,6 +595,13 @@ TEXT_PROTOTYPES = {
     "bosch_text_ruler_create": (H, [H, POINTER(RulerParams)]),
 }
 
+class Generation(ctypes.Structure):
+    """struct bosch_torch_generation."""
+    _fields_ = [("struct_size", c_size_t), ("kv_bytes", c_uint64), ("kv_bytes_full", c_uint64),
+                ("prefill_seconds", c_double), ("decode_seconds", c_double),
+                ("new_tokens", c_uint32)]
+
+
 class CheckpointParams(ctypes.Structure):
     """struct bosch_torch_checkpoint_params."""
     _fields_ = [("struct_size", c_size_t), ("device", c_char_p), ("dtype", c_int),
@@ -631,6 +638,11 @@ TORCH_PROTOTYPES = {
     #  const int32_t *positions, npos, float *logits)
     "bosch_torch_model_forward": (c_int, [H, c_void_p, c_size_t, c_size_t, c_void_p, c_uint32,
                                           c_uint32, c_void_p, c_size_t, c_void_p]),
+    # (m, const uint8_t *mask, units, window, sink, const int32_t *prompt, n_prompt, max_new,
+    #  const int32_t *stop, n_stop, int32_t *out, size_t *n_out, struct generation *info)
+    "bosch_torch_generate": (c_int, [H, c_void_p, c_size_t, c_uint32, c_uint32, c_void_p,
+                                     c_size_t, c_uint32, c_void_p, c_size_t, c_void_p,
+                                     c_size_t_p, c_void_p]),
     # tasks
     "bosch_torch_task_read_jsonl": (H, [c_char_p]),
     # (vocab, context, samples, needles, key_len, value_len, depth_min, depth_max, seed)
@@ -647,6 +659,11 @@ TORCH_PROTOTYPES = {
     "bosch_torch_task_samples": (c_size_t, [H]),
     "bosch_torch_task_prompt_len": (c_size_t, [H]),
     "bosch_torch_task_prompt_len_of": (c_size_t, [H, c_size_t]),
+    # (t, i, const int32_t **prompt, size_t *n_prompt, const int32_t **answer,
+    #  size_t *n_answer, uint32_t *max_new)
+    "bosch_torch_task_sample": (c_int, [H, c_size_t, c_void_p, c_size_t_p, c_void_p, c_size_t_p,
+                                        c_uint32_p]),
+    "bosch_torch_task_tokenizer": (H, [H]),
     "bosch_torch_task_free": (None, [H]),
     # evaluator
     "bosch_torch_evaluator_open": (H, [H, H, c_uint32, c_uint32, c_int]),

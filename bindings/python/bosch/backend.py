@@ -49,8 +49,8 @@ from .problem import Problem
 tlib, library_path = _lib.load_torch()
 
 __all__ = ["Checkpoint", "Model", "Task", "Evaluator", "Device", "DType", "Metric", "Scorer",
-           "SCORERS", "METRICS", "ModelShape", "StaticScores", "cuda_available",
-           "cuda_device_count", "set_threads", "get_threads", "create_error", "dtype_name",
+           "SCORERS", "METRICS", "ModelShape", "StaticScores", "Generation", "TaskSample",
+           "cuda_available", "cuda_device_count", "set_threads", "get_threads", "create_error", "dtype_name",
            "library_path", "model_defaults", "organism_dir"]
 
 
@@ -98,6 +98,13 @@ ModelShape = namedtuple("ModelShape", "layers kv_groups heads_per_group vocab")
 #: Static scores: ``heads`` one per query head (head h of layer l at
 #: l * query_heads + h), ``units`` one per (layer, KV group), the max of its heads.
 StaticScores = namedtuple("StaticScores", "heads units")
+#: Model.generate's result: the new ``tokens``, the KV bytes held and those
+#: of a full cache of the same capacity, prefill and decode seconds.
+Generation = namedtuple("Generation",
+                        "tokens kv_bytes kv_bytes_full prefill_seconds decode_seconds")
+#: Task.sample's result: ``prompt`` and ``answer`` ids, and ``max_new``, the
+#: tokens the match metric generates at most.
+TaskSample = namedtuple("TaskSample", "prompt answer max_new")
 
 
 def _path(p) -> bytes:
@@ -353,6 +360,35 @@ class Model(Handle):
                      for p in range(npos)] for b in range(batch)]
         return np.frombuffer(out, dtype=np.float32).reshape(batch, len(pos_list), vocab)
 
+    def generate(self, prompt, mask=None, window: int = 1, sink: int = 0, max_new: int = 32,
+                 stop=()) -> "Generation":
+        """Greedy continuation of `prompt` (token ids) through the hybrid KV
+        cache (bosch_torch_generate): each KV head keeps every position
+        (full) or its `sink` first and last `window` positions (`mask`, one
+        unit mask: nonzero = SWA; None = all full). At most `max_new` new
+        tokens; a token of `stop` ends it (kept). Returns a
+        :class:`Generation` (tokens, KV bytes held and of a full cache,
+        prefill and decode seconds)."""
+        ids = [int(t) for t in prompt]
+        if not ids:
+            raise ValueError("prompt: at least one token")
+        stops = [int(t) for t in stop]
+        mbuf, units = None, 0
+        if mask is not None:
+            raw, n = _mask_matrix([mask], self.units)
+            mbuf = (ctypes.c_uint8 * len(raw)).from_buffer_copy(raw)
+            units = self.units
+        p = (ctypes.c_int32 * len(ids))(*ids)
+        sb = (ctypes.c_int32 * max(1, len(stops)))(*stops)
+        out = (ctypes.c_int32 * max(1, int(max_new)))()
+        n_out = ctypes.c_size_t()
+        info = _lib.Generation(struct_size=ctypes.sizeof(_lib.Generation))
+        self._check(tlib.bosch_torch_generate(self._handle, mbuf, units, int(window), int(sink),
+                                              p, len(ids), int(max_new), sb, len(stops), out,
+                                              ctypes.byref(n_out), ctypes.byref(info)))
+        return Generation(list(out[:n_out.value]), info.kv_bytes, info.kv_bytes_full,
+                          info.prefill_seconds, info.decode_seconds)
+
     def scores(self, task: "Task", scorer="locality", window: int = 1024,
                sink: int = 0) -> StaticScores:
         """A static head score on every sample of `task` (bosch_torch_model_scores):
@@ -454,6 +490,20 @@ class Task(Handle):
     def prompt_len(self) -> int:
         """Tokens of the longest prompt."""
         return int(tlib.bosch_torch_task_prompt_len(self._handle))
+
+    def sample(self, i: int) -> "TaskSample":
+        """Sample i: its prompt and answer ids, and the tokens the match
+        metric generates for it at most (bosch_torch_task_sample)."""
+        n = len(self)
+        if not 0 <= int(i) < n:
+            raise IndexError(f"sample {i} out of range (0..{n - 1})")
+        p, a = ctypes.POINTER(ctypes.c_int32)(), ctypes.POINTER(ctypes.c_int32)()
+        np_, na = ctypes.c_size_t(), ctypes.c_size_t()
+        mx = ctypes.c_uint32()
+        check_status(tlib.bosch_torch_task_sample(self._handle, int(i), ctypes.byref(p),
+                                                  ctypes.byref(np_), ctypes.byref(a),
+                                                  ctypes.byref(na), ctypes.byref(mx)))
+        return TaskSample(list(p[:np_.value]), list(a[:na.value]), mx.value)
 
     def prompt_len_of(self, i: int) -> int:
         n = len(self)

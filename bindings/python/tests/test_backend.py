@@ -328,6 +328,35 @@ def test_forward(model):
         model.forward(tokens, positions=[6])
 
 
+def test_generate_through_the_kv_cache(model, task):
+    # The task's first sample continued through the hybrid KV cache under a
+    # mask of 12 sliding units: the tokens of a greedy loop over the masked
+    # forward; the bytes held as the mask says.
+    s = task.sample(0)
+    assert len(s.prompt) == task.prompt_len_of(0) and s.answer and s.max_new == len(s.answer) + 16
+    mask = bytes([1] * 12 + [0] * 4)
+    g = model.generate(s.prompt, mask=mask, window=WINDOW, sink=SINK, max_new=12)
+    seq = list(s.prompt)
+    for _ in range(12):
+        row = model.forward([seq], masks=[mask], window=WINDOW, sink=SINK)[0, 0]
+        seq.append(max(range(len(row)), key=lambda v: row[v]))
+    assert g.tokens == seq[len(s.prompt):]
+    cap = len(s.prompt) + 12
+    per_token = 2 * 32 * 4  # keys and values, head_dim 32, f32
+    assert g.kv_bytes_full == 16 * cap * per_token
+    assert g.kv_bytes == (4 * cap + 12 * (WINDOW + SINK)) * per_token
+    assert g.prefill_seconds >= 0 and g.decode_seconds >= 0
+    # a stop token ends it, kept; errors name the problem
+    assert model.generate(s.prompt, mask=mask, window=WINDOW, sink=SINK, max_new=12,
+                          stop=[g.tokens[2]]).tokens[-1] == g.tokens[2]
+    with pytest.raises(bosch.InvalidArgumentError, match="vocabulary"):
+        model.generate([1, 500], max_new=2)
+    with pytest.raises(ValueError):
+        model.generate([], max_new=2)
+    with pytest.raises(IndexError):
+        task.sample(len(task))
+
+
 def test_text_task_on_the_organism(model, tmp_path):
     tok = T.Tokenizer.from_json(tiny_tokenizer_json())
     path = tmp_path / "text.jsonl"

@@ -1,0 +1,294 @@
+/* bosch generate: greedy continuation of a prompt (--prompt TEXT, or a
+ * sample of the task) through libbosch-torch's hybrid KV cache under a
+ * saved mask (bosch_torch_generate), with the KV bytes held against a full
+ * cache, what the selection's saving predicts, and the decode speed.
+ * --check also continues by re-running the masked forward over the whole
+ * sequence per token and compares the tokens. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "model_dir.h"
+#include "options.h"
+#include "output.h"
+#ifdef BOSCH_CLI_TORCH
+#include "backend.h"
+#endif
+
+#ifdef BOSCH_CLI_TORCH
+/* What one run continues: the prompt's ids (owned when encoded here). */
+struct prompt {
+    const int32_t *ids;
+    size_t n;
+    int32_t *owned;                  /* bosch_text_free */
+    const int32_t *answer;           /* the task sample's answer ids, or NULL */
+    size_t n_answer;
+    uint32_t max_new;                /* the sample's, or 0 */
+    char what[160];
+};
+
+/* --prompt TEXT: one user turn in Qwen3's chat format with the
+ * non-thinking generation prompt (--raw: the text as it is). */
+static int encode_prompt(const struct settings *s, const bosch_tokenizer *tok, struct prompt *p)
+{
+    char *text = NULL;
+    size_t len = strlen(s->prompt);
+    int rc;
+    if (!tok) {
+        errorf("generate: --prompt needs a tokenizer (the model directory has no "
+               "tokenizer.json; give --tokenizer FILE)");
+        return EXIT_ERROR;
+    }
+    if (!s->raw) {
+        struct bosch_chat_message m = {"user", s->prompt};
+        if ((rc = bosch_chat_format_qwen3(&m, 1, BOSCH_CHAT_GENERATION_PROMPT, &text, &len))) {
+            errorf("generate: rendering the prompt: %s", bosch_strerror(rc));
+            return EXIT_ERROR;
+        }
+    }
+    rc = bosch_tokenizer_encode(tok, text ? text : s->prompt, len, 0, &p->owned, &p->n);
+    bosch_text_free(text);
+    if (rc || p->n == 0) {
+        errorf("generate: %s", rc ? bosch_strerror(rc) : "the prompt is empty");
+        return EXIT_ERROR;
+    }
+    p->ids = p->owned;
+    snprintf(p->what, sizeof p->what, "--prompt%s", s->raw ? " (raw)" : " (chat)");
+    return 0;
+}
+
+static int task_prompt(const struct settings *s, const struct backend *b, struct prompt *p)
+{
+    size_t n = bosch_torch_task_samples(b->t);
+    if (s->sample >= n) {
+        errorf("generate: --sample %u: the task has %zu sample%s (0..%zu)", s->sample, n,
+               n == 1 ? "" : "s", n - 1);
+        return EXIT_ERROR;
+    }
+    bosch_torch_task_sample(b->t, s->sample, &p->ids, &p->n, &p->answer, &p->n_answer,
+                            &p->max_new);
+    snprintf(p->what, sizeof p->what, "sample %u of %s", s->sample, s->task ? s->task : "niah");
+    return 0;
+}
+
+/* The ids a continuation stops at: the tokenizer's special tokens and the
+ * rows it has no token for (untrained rows past its vocabulary), as the
+ * match metric stops. None without a tokenizer. */
+static int32_t *stop_ids(const bosch_tokenizer *tok, uint32_t vocab, size_t *n)
+{
+    *n = 0;
+    if (!tok)
+        return NULL;
+    int32_t *ids = malloc((size_t)vocab * sizeof *ids);
+    if (!ids)
+        return NULL;
+    for (uint32_t i = 0; i < vocab; i++)
+        if (bosch_tokenizer_is_special(tok, (int32_t)i) || !bosch_tokenizer_token(tok, (int32_t)i))
+            ids[(*n)++] = (int32_t)i;
+    return ids;
+}
+
+static void print_tokens(const char *label, const bosch_tokenizer *tok, const int32_t *ids,
+                         size_t n)
+{
+    char *text = NULL;
+    size_t len;
+    printf("%s", label);
+    if (tok && !bosch_tokenizer_decode(tok, ids, n, 0, &text, &len)) {
+        printf(" \"");
+        for (size_t i = 0; i < len; i++) {
+            unsigned char c = (unsigned char)text[i];
+            if (c == '"' || c == '\\')
+                printf("\\%c", c);
+            else if (c == '\n')
+                printf("\\n");
+            else if (c < 0x20)
+                printf("\\u%04x", c);
+            else
+                putchar(c);
+        }
+        printf("\"");
+        bosch_text_free(text);
+    }
+    printf(" [");
+    for (size_t i = 0; i < n; i++)
+        printf("%s%d", i ? ", " : "", ids[i]);
+    printf("]\n");
+}
+
+/* The masked forward's greedy continuation, one whole-sequence forward per
+ * token (bosch_torch_model_forward): what the cache must reproduce. */
+static int recompute(const struct backend *b, const uint8_t *mask, unsigned window,
+                     unsigned sink, const struct prompt *p, size_t n_new, const int32_t *stop,
+                     size_t n_stop, int32_t *out, size_t *n_out)
+{
+    int32_t *seq = malloc((p->n + n_new) * sizeof *seq);
+    float *logits = malloc((size_t)b->V * sizeof *logits);
+    int rc = 0;
+    *n_out = 0;
+    if (!seq || !logits) {
+        errorf("out of memory");
+        rc = EXIT_ERROR;
+        goto out;
+    }
+    memcpy(seq, p->ids, p->n * sizeof *seq);
+    for (size_t len = p->n; *n_out < n_new; len++) {
+        int32_t last = (int32_t)(len - 1);
+        if (bosch_torch_model_forward(b->m, seq, 1, len, mask, window, sink, &last, 1, logits)) {
+            errorf("generate --check: %s", bosch_torch_model_last_error(b->m));
+            rc = EXIT_ERROR;
+            goto out;
+        }
+        int32_t best = 0;
+        for (uint32_t v = 1; v < b->V; v++)
+            if (logits[v] > logits[best])
+                best = (int32_t)v;
+        out[(*n_out)++] = seq[len] = best;
+        int stopped = 0;
+        for (size_t i = 0; i < n_stop && !stopped; i++)
+            stopped = stop[i] == best;
+        if (stopped)
+            break;
+    }
+out:
+    free(seq);
+    free(logits);
+    return rc;
+}
+
+static int run_generate(struct settings *s, const bosch_selection *sel)
+{
+    struct backend b;
+    struct prompt p;
+    int status = EXIT_ERROR;
+    uint8_t *mask = NULL;
+    int32_t *stop = NULL, *out = NULL, *again = NULL;
+    memset(&p, 0, sizeof p);
+    if (backend_open_model(s, &b))
+        goto done;
+    fprintf(stderr, "model %s: %s\n", b.dir, backend_describe(&b));
+    size_t units = (size_t)b.L * b.G;
+    if (sel && (bosch_selection_layers(sel) != b.L || bosch_selection_kv_groups(sel) != b.G ||
+                bosch_selection_heads_per_group(sel) != b.H)) {
+        errorf("%s: mask shape %u x %u x %u differs from the model's %u x %u x %u "
+               "(layers x KV groups x heads/group)",
+               s->mask, bosch_selection_layers(sel), bosch_selection_kv_groups(sel),
+               bosch_selection_heads_per_group(sel), b.L, b.G, b.H);
+        goto done;
+    }
+    if (!(mask = calloc(units, 1))) {
+        errorf("out of memory");
+        goto done;
+    }
+    if (sel)
+        bosch_selection_mask(sel, mask, units);
+    const bosch_tokenizer *tok = bosch_torch_checkpoint_tokenizer(b.ck);
+    if (s->prompt ? encode_prompt(s, tok, &p) : task_prompt(s, &b, &p))
+        goto done;
+    uint32_t max_new = s->max_new ? s->max_new : p.max_new ? p.max_new : 64;
+    size_t n_stop = 0;
+    stop = stop_ids(tok, b.V, &n_stop);
+    if ((tok && !stop) || !(out = malloc(max_new * sizeof *out))) {
+        errorf("out of memory");
+        goto done;
+    }
+    if (s->prompt)
+        s->niah = 0; /* the checkpoint's stand-in task says nothing of the window */
+    unsigned window = effective_window(s), sink = s->sink;
+    size_t swa = 0;
+    for (size_t u = 0; u < units; u++)
+        swa += mask[u] != 0;
+    printf("mask %s (%.63s), SWA ratio %.4f, window %u, sink %u\n",
+           sel ? s->mask : "none", sel ? shown_method(sel) : "full attention",
+           (double)swa / (double)units, window, sink);
+    printf("prompt: %s, %zu tokens\n", p.what, p.n);
+
+    struct bosch_torch_generation info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    size_t n_out = 0;
+    int rc = bosch_torch_generate(b.m, mask, units, window, sink, p.ids, p.n, max_new, stop,
+                                  n_stop, out, &n_out, &info);
+    if (rc) {
+        errorf("generate: %s: %s", bosch_strerror(rc), bosch_torch_model_last_error(b.m));
+        goto done;
+    }
+    print_tokens("continuation:", tok, out, n_out);
+    if (p.answer) {
+        int same = n_out >= p.n_answer && !memcmp(out, p.answer, p.n_answer * sizeof *out);
+        print_tokens(same ? "answer (reproduced):" : "answer (not reproduced):", tok, p.answer,
+                     p.n_answer);
+    }
+    /* The selection's saving at this run's context (prompt + max_new, the
+     * cache's capacity): bosch_kv_saving over the mask's SWA units. */
+    uint64_t capacity = p.n + max_new;
+    double predicted = bosch_kv_saving((double)swa / (double)units, capacity, window, sink);
+    double held = info.kv_bytes_full ? (double)info.kv_bytes / (double)info.kv_bytes_full : 1;
+    printf("KV cache: %llu bytes held of %llu for full attention (%.4f) at %llu tokens of "
+           "capacity: saving %.4f, the selection's bosch_kv_saving %.4f\n",
+           (unsigned long long)info.kv_bytes, (unsigned long long)info.kv_bytes_full, held,
+           (unsigned long long)capacity, 1 - held, predicted);
+    double steps = n_out > 1 ? (double)(n_out - 1) : 0;
+    printf("prefill %zu tokens in %.3f s; decode %zu tokens in %.3f s", p.n,
+           info.prefill_seconds, n_out, info.decode_seconds);
+    if (steps > 0 && info.decode_seconds > 0)
+        printf(" (%.1f tokens/s)", steps / info.decode_seconds);
+    printf("\n");
+    if (s->check) {
+        size_t n_again = 0;
+        if (!(again = malloc(max_new * sizeof *again))) {
+            errorf("out of memory");
+            goto done;
+        }
+        if (recompute(&b, mask, window, sink, &p, max_new, stop, n_stop, again, &n_again))
+            goto done;
+        if (n_again != n_out || memcmp(again, out, n_out * sizeof *out)) {
+            print_tokens("masked forward:", tok, again, n_again);
+            errorf("generate --check: the cache's continuation differs from the masked "
+                   "forward's");
+            goto done;
+        }
+        printf("check: the masked forward over the whole sequence gives the same %zu tokens\n",
+               n_out);
+    }
+    status = EXIT_OK;
+done:
+    free(again);
+    free(out);
+    free(stop);
+    bosch_text_free(p.owned);
+    free(mask);
+    backend_free(&b);
+    return status;
+}
+#endif
+
+int cmd_generate(int argc, char **argv)
+{
+    struct settings s;
+    settings_default(&s);
+    int rc = parse_command(CMD_GENERATE, argc, argv, &s, NULL);
+    if (rc)
+        return rc;
+#ifndef BOSCH_CLI_TORCH
+    return no_backend(argv[0]);
+#else
+    bosch_selection *sel = NULL;
+    if (s.mask && !(sel = read_mask(s.mask)))
+        return EXIT_ERROR;
+    if (sel)
+        settings_from_mask(&s, sel);
+    if (s.prompt) {
+        /* The checkpoint always makes a task; a one-sample NIAH costs nothing.
+         * (Not counted as a NIAH run: the window stays the mask's, bosch.json's
+         * or the default.) */
+        s.task = NULL;
+        s.niah_given = 1;
+        s.samples = 1;
+    }
+    rc = model_setup(&s, 1) ? EXIT_ERROR : run_generate(&s, sel);
+    bosch_selection_free(sel);
+    return rc;
+#endif
+}
