@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -55,30 +56,18 @@ static torch::Tensor random_units(int64_t L, int64_t G, double rho, uint32_t see
     return u;
 }
 
+static const char usage[] =
+    "usage: bench_generate [--prompts 1024,4096,16384] [--new 32,128] [--window 32] [--sink 4]\n"
+    "                      [--max-recompute 16] [--decode-contexts 8192] [--device cpu|cuda]\n"
+    "                      [--dtype f32|bf16] [--layers 4] [--hidden 128] [--heads 8]\n"
+    "                      [--kv-heads 4] [--head-dim 32] [--intermediate 384] [--vocab 128]\n";
+
 int main(int argc, char **argv) {
     std::vector<int64_t> prompts = {1024, 4096, 16384}, news = {32, 128},
                          contexts = {8192};
     int64_t window = 32, sink = 4, max_recompute = 16;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string a = argv[i];
-        if (a == "--prompts")
-            prompts = list(argv[i + 1]);
-        else if (a == "--new")
-            news = list(argv[i + 1]);
-        else if (a == "--window")
-            window = std::atoll(argv[i + 1]);
-        else if (a == "--sink")
-            sink = std::atoll(argv[i + 1]);
-        else if (a == "--max-recompute")
-            max_recompute = std::atoll(argv[i + 1]);
-        else if (a == "--decode-contexts")
-            contexts = list(argv[i + 1]);
-        else {
-            std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-            return 1;
-        }
-    }
-    torch::InferenceMode guard;
+    std::string device = "cpu", dtype = "f32";
+    // The organism's layer shapes by default; a real model's with the flags.
     TinySpec spec;
     spec.layers = 4;
     spec.hidden = 128;
@@ -87,23 +76,63 @@ int main(int argc, char **argv) {
     spec.head_dim = 32;
     spec.intermediate = 384;
     spec.vocab = 128;
-    Qwen3Config cfg;
-    cfg.vocab_size = spec.vocab;
-    cfg.hidden_size = spec.hidden;
-    cfg.intermediate_size = spec.intermediate;
-    cfg.num_hidden_layers = spec.layers;
-    cfg.num_attention_heads = spec.heads;
-    cfg.num_key_value_heads = spec.kv_heads;
-    cfg.head_dim = spec.head_dim;
-    cfg.rms_norm_eps = spec.rms_norm_eps;
-    cfg.rope_theta = spec.rope_theta;
+    const std::map<std::string, int64_t *> ints = {
+        {"--window", &window},         {"--sink", &sink},
+        {"--max-recompute", &max_recompute}, {"--layers", &spec.layers},
+        {"--hidden", &spec.hidden},    {"--heads", &spec.heads},
+        {"--kv-heads", &spec.kv_heads}, {"--head-dim", &spec.head_dim},
+        {"--intermediate", &spec.intermediate}, {"--vocab", &spec.vocab}};
+    for (int i = 1; i < argc; i++)
+        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+            std::fputs(usage, stdout);
+            return 0;
+        }
+    if (argc % 2 == 0) {
+        std::fputs(usage, stderr);
+        return 1;
+    }
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string a = argv[i];
+        if (a == "--prompts")
+            prompts = list(argv[i + 1]);
+        else if (a == "--new")
+            news = list(argv[i + 1]);
+        else if (a == "--decode-contexts")
+            contexts = list(argv[i + 1]);
+        else if (a == "--device")
+            device = argv[i + 1];
+        else if (a == "--dtype")
+            dtype = argv[i + 1];
+        else if (ints.count(a))
+            *ints.at(a) = std::atoll(argv[i + 1]);
+        else {
+            std::fprintf(stderr, "unknown flag %s\n%s", argv[i], usage);
+            return 1;
+        }
+    }
+    if ((device != "cpu" && device != "cuda") || (dtype != "f32" && dtype != "bf16") ||
+        spec.heads % std::max<int64_t>(1, spec.kv_heads) != 0) {
+        std::fputs(usage, stderr);
+        return 1;
+    }
+    torch::InferenceMode guard;
+    const torch::Device dev(device == "cuda" ? torch::kCUDA : torch::kCPU);
+    const torch::ScalarType dt = dtype == "bf16" ? torch::kBFloat16 : torch::kFloat32;
+    const Qwen3Config cfg = tiny_config(spec);
     TensorMap w = tiny_qwen3_tensors(spec);
-    auto m = Model::from_weights(cfg, w, torch::kCPU, torch::kFloat32);
+    auto m = Model::from_weights(cfg, w, dev, dt);
+    auto sync = [&] {
+        if (dev.is_cuda())
+            torch::cuda::synchronize();
+    };
     const Window win{window, sink};
-    const torch::Tensor units = random_units(spec.layers, spec.kv_heads, 0.75, 1);
-    std::printf("# bench_generate: random Qwen3 (4 layers, 8/4 heads of 32, hidden 128), CPU f32, "
-                "%d threads; rho 0.75 unit mask, window %lld, sink %lld\n\n",
-                torch::get_num_threads(), (long long)window, (long long)sink);
+    const torch::Tensor units = random_units(spec.layers, spec.kv_heads, 0.75, 1).to(dev);
+    std::printf("# bench_generate: random Qwen3 (%lld layers, %lld/%lld heads of %lld, hidden %lld, "
+                "vocab %lld), %s %s, %d CPU threads; rho 0.75 unit mask, window %lld, sink %lld\n\n",
+                (long long)spec.layers, (long long)spec.heads, (long long)spec.kv_heads,
+                (long long)spec.head_dim, (long long)spec.hidden, (long long)spec.vocab,
+                device.c_str(), dtype.c_str(), torch::get_num_threads(), (long long)window,
+                (long long)sink);
     std::printf("| prompt | new tokens | recompute s | KV cache s | speed-up | same tokens |\n"
                 "|---|---|---|---|---|---|\n");
     for (int64_t P : prompts)
@@ -117,9 +146,10 @@ int main(int argc, char **argv) {
                 const double ts = now();
                 torch::Tensor tok =
                     torch::tensor(std::vector<int64_t>(seq.begin(), seq.end()), torch::kInt64)
-                        .view({1, int64_t(seq.size())});
+                        .view({1, int64_t(seq.size())})
+                        .to(dev);
                 torch::Tensor lg = m->forward(tok, units, win,
-                                              torch::tensor({int64_t(seq.size()) - 1}, torch::kInt64));
+                                              torch::tensor({int64_t(seq.size()) - 1}, torch::kInt64).to(dev));
                 const int32_t id = int32_t(lg.view({-1}).argmax().item<int64_t>());
                 rec.push_back(id);
                 seq.push_back(id);
@@ -131,6 +161,7 @@ int main(int argc, char **argv) {
                 t_rec += last_step * double(N - measured);
             // The cache: prefill, then N - 1 steps (the first token comes
             // from the prefill's logits).
+            sync();
             t0 = now();
             KvCache kc(*m, units, win, 1, P + N);
             torch::Tensor lg = kc.prefill({prompt});
@@ -154,10 +185,11 @@ int main(int argc, char **argv) {
                 "|---|---|---|---|---|---|\n");
     for (int64_t C : contexts)
         for (double rho : {0.0, 0.5, 0.875}) {
-            const torch::Tensor u = random_units(spec.layers, spec.kv_heads, rho, 2);
+            const torch::Tensor u = random_units(spec.layers, spec.kv_heads, rho, 2).to(dev);
             const int64_t steps = 64;
             KvCache kc(*m, u, win, 1, C);
             torch::Tensor lg = kc.prefill({random_tokens(size_t(C - steps), int32_t(spec.vocab), 5)});
+            sync(); // the prefill's kernels are not the decode's time
             const double t0 = now();
             for (int64_t s = 0; s < steps; s++)
                 lg = kc.step({int32_t(lg.view({-1}).argmax().item<int64_t>())});

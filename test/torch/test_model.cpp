@@ -271,17 +271,7 @@ static void test_unit_locality(const std::string &dir) {
 // query heads j*r .. j*r+r-1 of that layer.
 static void test_gqa_mapping(const TinySpec &spec) {
     const int64_t T = 10, D = spec.head_dim, r = spec.heads / spec.kv_heads;
-    Qwen3Config cfg;
-    cfg.vocab_size = spec.vocab;
-    cfg.hidden_size = spec.hidden;
-    cfg.intermediate_size = spec.intermediate;
-    cfg.num_hidden_layers = spec.layers;
-    cfg.num_attention_heads = spec.heads;
-    cfg.num_key_value_heads = spec.kv_heads;
-    cfg.head_dim = spec.head_dim;
-    cfg.rms_norm_eps = spec.rms_norm_eps;
-    cfg.rope_theta = spec.rope_theta;
-    cfg.tie_word_embeddings = spec.tie;
+    Qwen3Config cfg = tiny_config(spec);
     TensorMap base = tiny_qwen3_tensors(spec);
     auto copy = [&](const TensorMap &w) {
         TensorMap c;

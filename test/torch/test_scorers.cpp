@@ -31,18 +31,7 @@ static std::string g_tmp;
 static TinySpec gqa_spec() { return bosch_torch_test::gqa_spec(11); }
 
 static Qwen3Config config_of(const TinySpec &spec) {
-    Qwen3Config cfg;
-    cfg.vocab_size = spec.vocab;
-    cfg.hidden_size = spec.hidden;
-    cfg.intermediate_size = spec.intermediate;
-    cfg.num_hidden_layers = spec.layers;
-    cfg.num_attention_heads = spec.heads;
-    cfg.num_key_value_heads = spec.kv_heads;
-    cfg.head_dim = spec.head_dim;
-    cfg.rms_norm_eps = spec.rms_norm_eps;
-    cfg.rope_theta = spec.rope_theta;
-    cfg.tie_word_embeddings = spec.tie;
-    return cfg;
+    return tiny_config(spec);
 }
 
 static bosch_torch_model *wrap(std::unique_ptr<Model> m) {

@@ -115,6 +115,21 @@ bool TinySpec::sparse(int64_t l) const {
     return experts > 0 && (l + 1) % sparse_step == 0;
 }
 
+bosch_torch::Qwen3Config tiny_config(const TinySpec &spec) {
+    bosch_torch::Qwen3Config cfg;
+    cfg.vocab_size = spec.vocab;
+    cfg.hidden_size = spec.hidden;
+    cfg.intermediate_size = spec.intermediate;
+    cfg.num_hidden_layers = spec.layers;
+    cfg.num_attention_heads = spec.heads;
+    cfg.num_key_value_heads = spec.kv_heads;
+    cfg.head_dim = spec.head_dim;
+    cfg.rms_norm_eps = spec.rms_norm_eps;
+    cfg.rope_theta = spec.rope_theta;
+    cfg.tie_word_embeddings = spec.tie;
+    return cfg;
+}
+
 std::string tiny_config_json(const TinySpec &s) {
     std::ostringstream o;
     o << "{\n"

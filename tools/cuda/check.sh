@@ -12,6 +12,10 @@
 #      Qwen3-1.7B / 8B / 14B / 30B-A3B shapes, 32k tokens x 64 prompts,
 #      budget 500 (tools/cuda/search_cost.py);
 #   5. the torch and cli suites with BOSCH_TEST_DEVICE=cuda;
+#   5b. decode through the hybrid KV cache (issue 38, bench/bench_generate):
+#      Qwen3-8B's layer shapes with LAYERS layers, bf16: the cache against
+#      re-running the sequence per token at a 4k prompt, then KV bytes and
+#      decode tokens/s at 8k and 32k contexts, rho 0 / 0.5 / 0.875;
 #   6. two MPI ranks sharing the one GPU (issue 37): the organism searched by
 #      one process and by `mpirun -np 2 bosch search` (both ranks on cuda:0),
 #      their wall times, masks and scores; skipped (not failed) without an
@@ -27,8 +31,8 @@
 #
 # --out DIR (default ./cuda-check): the report cuda-check.md and every log.
 # --budget S (default 450): the steps' time limits add up to S seconds
-#   (build 20%, parity 20%, timing 15%, search cost 10%, suites 25%, MPI
-#   10%: each command of a step gets its share).
+#   (build 20%, parity 15%, timing 15%, search cost 10%, suites 20%, decode
+#   10%, MPI 10%: each command of a step gets its share).
 # --dry-run (CI, no GPU): checks what can be checked without one, on the CPU:
 #   the script's own syntax, the Python tools compile, the deb unpacking and
 #   .pc rewriting when --debs is given, the meson flags for a PyTorch prefix
@@ -53,7 +57,7 @@ while [ $# -gt 0 ]; do
     --layers) LAYERS=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
     --dry-run) DRY=1; shift ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "check.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -268,6 +272,8 @@ if [ "$DRY" = 1 ]; then
     "$B/test/cli/cli_make_tiny_checkpoint" --device cpu --dtype f32 --shapes toy,toy-moe \
     --context 256 --prompts 4 --budget 60 --window 32 --vocab 512 --reps 1 --replay \
     --cache-gib 1,0 --out "$OUT/search_cost.md"
+  run decode-cpu "$B/bench/bench_generate" --device cpu --dtype f32 --layers 2 --prompts 96 \
+    --new 8 --max-recompute 4 --decode-contexts 192 --window 16
   step "Two MPI ranks against one process (CPU, toy size)"
   LIMIT=120
   mpi_step "$B" cpu 8 1 --samples 4
@@ -291,7 +297,7 @@ export BOSCH_TORCH_LIBRARY=$B/lib/torch/libbosch-torch.so.0
 #    matrix on CUDA, then f32 and bf16 at Qwen3-1.7B's layer shapes with
 #    LAYERS layers and a longer prompt.
 step "Parity with Hugging Face transformers"
-LIMIT=$((BUDGET * 20 / 100))
+LIMIT=$((BUDGET * 15 / 100))
 run hf-suite "$PY" "$ROOT/tools/hf_parity.py" --lib "$BOSCH_TORCH_LIBRARY" --suite ci --device cuda
 HF=(--lib "$BOSCH_TORCH_LIBRARY" --configs 1.7b --layers "$LAYERS" --device cuda --len 512)
 run hf-1.7b-f32 "$PY" "$ROOT/tools/hf_parity.py" "${HF[@]}" --dtype f32 --tol 2e-3 --swa 64 \
@@ -319,10 +325,21 @@ run search-cost "$PY" "$ROOT/tools/cuda/search_cost.py" --make-checkpoint \
 
 # 7. The backend and command suites, their device-portable checks on CUDA.
 step "Suites on CUDA"
-LIMIT=$((BUDGET * 25 / 100))
+LIMIT=$((BUDGET * 20 / 100))
 run torch-tests env BOSCH_TEST_DEVICE=cuda meson test -C "$B" --suite torch --print-errorlogs \
   --num-processes 4
 run cli-tests meson test -C "$B" --suite cli --print-errorlogs --num-processes 4
+
+# 7b. Decode through the hybrid KV cache (issue 38): Qwen3-8B's layer
+#     shapes, LAYERS layers, bf16; the cache against recomputing at a 4k
+#     prompt (8 steps measured, the rest extrapolated, said so), then the
+#     KV bytes held and decode tokens/s at 8k and 32k, rho 0 / 0.5 / 0.875.
+step "Decode through the hybrid KV cache"
+LIMIT=$((BUDGET * 10 / 100))
+run decode "$B/bench/bench_generate" --device cuda --dtype bf16 --layers "$LAYERS" \
+  --hidden 4096 --heads 32 --kv-heads 8 --head-dim 128 --intermediate 12288 --vocab 151936 \
+  --prompts 4096 --new 128 --max-recompute 8 --decode-contexts 8192,32768 --window 1024 \
+  --sink 4
 
 # 8. Two MPI ranks sharing the one GPU (issue 37): the organism's search by
 #    one process and by mpirun -np 2, both ranks on cuda:0.
