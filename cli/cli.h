@@ -81,5 +81,6 @@ int cmd_show(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

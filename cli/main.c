@@ -8,6 +8,7 @@
  *   bosch tokenize --tokenizer FILE      text to token ids (--decode: ids to text)
  *   bosch export   --format duo|hf ...   a saved mask as inference code loads it
  *   bosch generate --mask PREFIX.json   greedy continuation through the hybrid KV cache
+ *   bosch compare  A.json B.json ...    overlap of the selections' full units
  *   bosch help | --help | --version;  bosch COMMAND --help
  *
  * One file per command (cmd_*.c) with its own option set (options.c); the
@@ -37,6 +38,7 @@ static void usage(FILE *f)
         "             --out DIR\n"
         "  generate   continue a prompt through the KV cache a mask leaves: --mask\n"
         "             PREFIX.json (--prompt TEXT | --task T)\n"
+        "  compare    overlap of saved selections' full units: bosch compare A.json B.json\n"
         "  help       this text;  --version  versions\n"
         "'bosch <command> --help' lists the options of one command.\n");
     print_all_options(f);
@@ -67,6 +69,7 @@ static const struct {
     {"tokenize", cmd_tokenize, 0},
     {"export", cmd_export, 0},
     {"generate", cmd_generate, 1},
+    {"compare", cmd_compare, 0},
 };
 
 int main(int argc, char **argv)
@@ -92,6 +95,6 @@ int main(int argc, char **argv)
             return commands[i].run(argc - 1, argv + 1);
         }
     errorf("unknown command '%s' (commands: search, baseline, eval, show, tokenize, export, generate, "
-           "help)", cmd);
+           "compare, help)", cmd);
     return EXIT_USAGE;
 }

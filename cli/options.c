@@ -164,6 +164,9 @@ static const struct command_help helps[] = {
      "UTF-8 text on stdin to one JSON array of ids on stdout (--decode: the reverse)"},
     {CMD_EXPORT, "bosch export --format duo|hf --mask PREFIX.json --out DIR [--model DIR]",
      "a saved mask as inference code loads it (no model backend needed; docs/export.md)"},
+    {CMD_COMPARE, "bosch compare A.json B.json [C.json ...]",
+     "the overlap of the selections' full units (Jaccard), per layer and overall; no model\n"
+     "needed"},
     {CMD_GENERATE, "bosch generate [--mask PREFIX.json] [--prompt TEXT | --task T] [options]",
      "greedy continuation through a KV cache that keeps what the mask lets each KV head\n"
      "see (no --mask: full attention), with the KV bytes held and decode speed"},
@@ -356,8 +359,25 @@ static int finish_args(int argc, char **argv, struct settings *s, const char **p
     return 0;
 }
 
+/* The options of `cmd` (getopt_long, which moves the positional arguments
+ * after them: optind is the first). 0, or an exit code after a message. */
+static int parse_options(enum command cmd, int argc, char **argv, struct settings *s);
+
 int parse_command(enum command cmd, int argc, char **argv, struct settings *s,
                   const char **positional)
+{
+    int rc = parse_options(cmd, argc, argv, s);
+    return rc ? rc : finish_args(argc, argv, s, positional);
+}
+
+int parse_command_files(enum command cmd, int argc, char **argv, struct settings *s, int *first)
+{
+    int rc = parse_options(cmd, argc, argv, s);
+    *first = optind;
+    return rc;
+}
+
+static int parse_options(enum command cmd, int argc, char **argv, struct settings *s)
 {
     struct option *longopts = malloc((N_OPTIONS + lib_option_count() + 2) * sizeof *longopts);
     if (!longopts) {
@@ -395,5 +415,5 @@ int parse_command(enum command cmd, int argc, char **argv, struct settings *s,
         }
     }
     free(longopts);
-    return finish_args(argc, argv, s, positional);
+    return 0;
 }

@@ -15,7 +15,8 @@ enum command {
     CMD_SHOW = 1 << 3,
     CMD_TOKENIZE = 1 << 4,
     CMD_EXPORT = 1 << 5,
-    CMD_GENERATE = 1 << 6
+    CMD_GENERATE = 1 << 6,
+    CMD_COMPARE = 1 << 7
 };
 
 #define BASELINE_KINDS                                                                             \
@@ -27,6 +28,10 @@ enum command {
  * EXIT_USAGE after a message. */
 int parse_command(enum command cmd, int argc, char **argv, struct settings *s,
                   const char **positional);
+
+/* The same for a command of several positional arguments: *first is the
+ * index in argv of the first (argc when none); they follow the options. */
+int parse_command_files(enum command cmd, int argc, char **argv, struct settings *s, int *first);
 
 /* Every option, grouped by the commands that take them (general help). */
 void print_all_options(FILE *f);

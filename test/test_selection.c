@@ -163,6 +163,41 @@ START_TEST(create_shapes)
 }
 END_TEST
 
+/* The overlap of the full units: by hand on a 4 x 2 case (1 = SWA). */
+START_TEST(overlap)
+{
+    bosch_selection *a = bosch_selection_create(4, 2, 2), *b = bosch_selection_create(4, 2, 2);
+    const uint8_t ma[8] = {1, 0, 0, 1, 1, 1, 0, 0}, mb[8] = {1, 0, 1, 0, 1, 1, 0, 1};
+    ck_assert_int_eq(bosch_selection_set_mask(a, ma, 8), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_set_mask(b, mb, 8), BOSCH_OK);
+    double per[4], all = -1;
+    /* full units: a {0.1} {1.0} {} {3.0, 3.1}; b {0.1} {1.1} {} {3.0} */
+    ck_assert_int_eq(bosch_selection_overlap(a, b, per, 4, &all), BOSCH_OK);
+    ck_assert_double_eq(per[0], 1.0);
+    ck_assert_double_eq(per[1], 0.0);
+    ck_assert_double_eq(per[2], 1.0); /* both all SWA: the same (empty) set */
+    ck_assert_double_eq(per[3], 0.5);
+    ck_assert_double_eq(all, 2.0 / 5.0);
+    double back = -1;
+    ck_assert_int_eq(bosch_selection_overlap(b, a, NULL, 0, &back), BOSCH_OK);
+    ck_assert_double_eq(back, all);
+    ck_assert_int_eq(bosch_selection_overlap(a, a, per, 4, &all), BOSCH_OK);
+    ck_assert_double_eq(all, 1.0);
+    /* errors: NULL, another shape, a per-layer array of another length */
+    ck_assert_int_eq(bosch_selection_overlap(NULL, b, NULL, 0, &all), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_selection_overlap(a, NULL, NULL, 0, &all), BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(a), "NULL"));
+    bosch_selection *c = bosch_selection_create(4, 2, 4);
+    ck_assert_int_eq(bosch_selection_overlap(a, c, NULL, 0, &all), BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(a), "shapes differ"));
+    ck_assert_int_eq(bosch_selection_overlap(a, b, per, 3, &all), BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(a), "per_layer has 3"));
+    bosch_selection_free(a);
+    bosch_selection_free(b);
+    bosch_selection_free(c);
+}
+END_TEST
+
 START_TEST(null_arguments)
 {
     uint8_t m[8] = {0};
@@ -857,6 +892,7 @@ static Suite *selection_suite(void)
     tc = tcase_new(s, "text");
     tcase_add_unchecked_fixture(tc, setup, NULL);
     tcase_add_test(tc, tsv_per_kv_head);
+    tcase_add_test(tc, overlap);
     tcase_add_test(tc, svg_heatmap);
     tc = tcase_new(s, "result");
     tcase_add_unchecked_fixture(tc, setup, NULL);

@@ -86,6 +86,17 @@ BOSCH_API double bosch_selection_ratio(const bosch_selection *s);
 /* SWA share of each layer; `out` has `layers` entries. */
 BOSCH_API int bosch_selection_layer_ratios(const bosch_selection *s, double *out, size_t layers);
 
+/* The overlap of the full (non-SWA) units of two selections of one shape,
+ * as the paper compares selections across SWA ratios: the Jaccard index
+ * |F_a ∩ F_b| / |F_a ∪ F_b| of their sets of full units, for each layer
+ * (`per_layer`: `layers` entries, may be NULL) and over the model
+ * (`overall`, may be NULL). Two empty sets (a layer all SWA in both) are
+ * the same set: 1. BOSCH_E_INVALID (message on `a`) for a NULL selection,
+ * shapes that differ (layers, KV groups, heads per group) or `layers` not
+ * the selections'. */
+BOSCH_API int bosch_selection_overlap(const bosch_selection *a, const bosch_selection *b,
+                                      double *per_layer, size_t layers, double *overall);
+
 /* ------------------------------------------------------------------------ */
 /* Descriptive fields. A string getter returns NULL when the field is unset; */
 /* a setter given NULL unsets it.                                            */

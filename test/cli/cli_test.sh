@@ -77,6 +77,18 @@ JSON
     grep -q "    2  #.#.  0.500" "$T/out" || fail "show: layer 2 picture"
     grep -q "normalised 0.5000" "$T/out" || fail "show: normalised score"
     grep -q "SWA units 6/12" "$T/out" || fail "show: units"
+    # compare: the full units' overlap (m.json full: layer 0 {2,3}, layer 1
+    # {0,1}, layer 2 {1,3}; n.json full: layer 0 {3}, layer 1 {0,1,2}, layer 2
+    # none): |both| 3, |either| 7
+    sed 's/"unit_mask": "110000111010"/"unit_mask": "111000011111"/' "$T/m.json" >"$T/n.json"
+    expect 0 "^A  *1.000  0.429" "$BOSCH" compare "$T/m.json" "$T/n.json"
+    grep -q "^    0       2       1  0.500$" "$T/out" || fail "compare: layer 0"
+    grep -q "^    1       2       3  0.667$" "$T/out" || fail "compare: layer 1"
+    grep -q "^    2       2       0  0.000$" "$T/out" || fail "compare: layer 2"
+    expect 2 "give at least two" "$BOSCH" compare "$T/m.json"
+    sed 's/"kv_groups": 4/"kv_groups": 2/; s/"units": 12/"units": 6/; s/"unit_mask": "110000111010"/"unit_mask": "110011"/' \
+        "$T/m.json" >"$T/o.json"
+    expect 1 "selections of one model only" "$BOSCH" compare "$T/m.json" "$T/o.json"
 
     echo '{ "format": "bosch-mask", "model": ' >"$T/bad1.json"
     expect 1 "malformed\|not a JSON" "$BOSCH" show "$T/bad1.json"

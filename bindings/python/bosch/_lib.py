@@ -417,6 +417,8 @@ _PROTOTYPES = {
     "bosch_selection_swa_units": (c_size_t, [H]),
     "bosch_selection_ratio": (c_double, [H]),
     "bosch_selection_layer_ratios": (c_int, [H, c_double_p, c_size_t]),
+    # (a, b, double *per_layer, layers, double *overall)
+    "bosch_selection_overlap": (c_int, [H, H, c_double_p, c_size_t, c_double_p]),
     "bosch_selection_set_method": (c_int, [H, c_char_p]),
     "bosch_selection_method": (c_char_p, [H]),
     "bosch_selection_set_status": (c_int, [H, c_char_p]),

@@ -165,6 +165,18 @@ class Selection(Handle):
         self._check(lib.bosch_selection_layer_ratios(self._handle, out, n))
         return list(out)
 
+    def overlap(self, other: "Selection") -> tuple[float, list[float]]:
+        """The overlap of the full units of this selection and `other` (same
+        shape; bosch_selection_overlap): the Jaccard index |F_a & F_b| /
+        |F_a | F_b| of their full units over the model, and per layer (a
+        layer all SWA in both: 1)."""
+        n = self.layers
+        per = (ctypes.c_double * n)()
+        overall = ctypes.c_double()
+        self._check(lib.bosch_selection_overlap(self._handle, other._handle, per, n,
+                                                ctypes.byref(overall)))
+        return overall.value, list(per)
+
     # -- descriptive fields ---------------------------------------------------------
     def _set_text(self, fn, value) -> None:
         self._check(fn(self._handle, None if value is None else str(value).encode()))

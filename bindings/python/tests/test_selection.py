@@ -198,3 +198,25 @@ def test_exports(tmp_path):
         sel.export_trtllm(tmp_path / "x.yaml", max_seq_len=4096)  # head-level
     with pytest.raises(bosch.InvalidArgumentError):
         proj.export_trtllm(tmp_path / "x.yaml")  # no max_seq_len, no config
+
+
+def test_overlap_against_sets():
+    # the Jaccard index of the full units, against Python's sets
+    import random
+    rng = random.Random(3)
+    L, G = 6, 4
+    a, b = bosch.Selection(L, G, 2), bosch.Selection(L, G, 2)
+    a.mask = [rng.random() < 0.6 for _ in range(L * G)]
+    b.mask = [rng.random() < 0.7 for _ in range(L * G)]
+    fa = {u for u, m in enumerate(a.mask) if not m}
+    fb = {u for u, m in enumerate(b.mask) if not m}
+    overall, per = a.overlap(b)
+    assert overall == pytest.approx(len(fa & fb) / len(fa | fb))
+    for l in range(L):
+        la = {u for u in fa if u // G == l}
+        lb = {u for u in fb if u // G == l}
+        want = len(la & lb) / len(la | lb) if la | lb else 1.0
+        assert per[l] == pytest.approx(want)
+    assert b.overlap(a)[0] == overall and a.overlap(a)[0] == 1.0
+    with pytest.raises(bosch.InvalidArgumentError, match="shapes differ"):
+        a.overlap(bosch.Selection(L, G, 1))
