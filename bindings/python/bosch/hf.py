@@ -42,7 +42,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-__all__ = ["apply", "remove", "applied", "Applied", "ATTENTION_NAME"]
+__all__ = ["apply", "remove", "applied", "Applied", "ATTENTION_NAME", "Evaluator", "Task",
+           "Sample"]
 
 #: The name under which the attention function is registered.
 ATTENTION_NAME = "bosch_units"
@@ -64,6 +65,10 @@ class Applied:
     backend: str
     previous: str
     modules: list = field(default_factory=list, repr=False)
+
+    def modules_by_layer(self) -> list:
+        """The attention modules, layer 0 first."""
+        return sorted(self.modules, key=lambda m: int(m.layer_idx))
 
     def sliding_groups(self, layer: int) -> list[int]:
         """The KV groups of `layer` that slide."""
@@ -149,11 +154,27 @@ def _attention_sdpa(module, query, key, value, attention_mask, spec, scaling, dr
     import torch
     B, H, T, D = query.shape
     S = key.shape[2]
+    base = _base_mask(attention_mask, T, S, query.device)
+    heads = spec["head_sliding"].to(query.device)  # [H], or [B, H]: a mask per batch row
+    if heads.dim() == 2:
+        rows = []
+        for b in range(B):
+            one = dict(spec, head_sliding=heads[b])
+            m = base[b:b + 1] if base.shape[0] > 1 else base
+            rows.append(_attention_sdpa_rows(module, query[b:b + 1], key[b:b + 1],
+                                             value[b:b + 1], m, one, scaling, dropout))
+        return torch.cat(rows, 0)
+    return _attention_sdpa_rows(module, query, key, value, base, spec, scaling, dropout)
+
+
+def _attention_sdpa_rows(module, query, key, value, base, spec, scaling, dropout):
+    """The batch rows of one unit mask: its full heads, then its sliding ones."""
+    import torch
+    T, S = query.shape[2], key.shape[2]
     r = module.num_key_value_groups
     k = _repeat_kv(key, r)
     v = _repeat_kv(value, r)
-    base = _base_mask(attention_mask, T, S, query.device)
-    heads = spec["head_sliding"].to(query.device)  # [H] bool
+    heads = spec["head_sliding"].to(query.device)
     out = torch.empty_like(query)
     for sliding in (False, True):
         idx = torch.nonzero(heads == sliding).view(-1)
@@ -176,10 +197,13 @@ def _attention_flex(module, query, key, value, attention_mask, spec, scaling):
     Bm = base.shape[0]
     window, sink, off = spec["window"], spec["sink"], S - T
 
+    per_row = heads.dim() == 2  # [B, H]: a mask per batch row
+
     def mask_mod(b, h, q_idx, kv_idx):
         seen = base[b % Bm, 0, q_idx, kv_idx]
         inside = (kv_idx > q_idx + off - window) | (kv_idx < sink)
-        return seen & (~heads[h] | inside)
+        slides = heads[b, h] if per_row else heads[h]
+        return seen & (~slides | inside)
 
     block = create_block_mask(mask_mod, B, H, T, S, device=query.device)
     fn = flex_attention
@@ -309,3 +333,11 @@ def remove(model) -> None:
             del m._bosch_units
     _set_implementation(model, info.previous)
     del model._bosch_applied
+
+
+def __getattr__(name):
+    # The evaluator lives in its own module (it imports this one).
+    if name in ("Evaluator", "Task", "Sample"):
+        from . import hf_evaluator
+        return getattr(hf_evaluator, name)
+    raise AttributeError(name)

