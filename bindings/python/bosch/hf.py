@@ -42,7 +42,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-__all__ = ["apply", "remove", "applied", "Applied", "ATTENTION_NAME", "Evaluator", "Task",
+__all__ = ["apply", "remove", "applied", "reapply", "Applied", "ATTENTION_NAME", "Evaluator", "Task",
            "Sample"]
 
 #: The name under which the attention function is registered.
@@ -315,6 +315,15 @@ def apply(model, selection, window: int | None = None, sink: int | None = None,
                    backend=backend, previous=prev_impl, modules=list(mods.values()))
     model._bosch_applied = info
     return info
+
+
+def reapply(model, info: Applied) -> Applied:
+    """Applies what `info` (from :func:`applied`) describes again."""
+    from .selection import Selection
+    sel = Selection(info.layers, info.kv_groups,
+                    model.config.num_attention_heads // model.config.num_key_value_heads)
+    sel.mask = info.mask
+    return apply(model, sel, window=info.window, sink=info.sink, backend=info.backend)
 
 
 def applied(model) -> Applied | None:

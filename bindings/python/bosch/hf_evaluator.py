@@ -243,13 +243,21 @@ class Evaluator:
 
     # -- scoring ---------------------------------------------------------------------
     def sample_values(self, masks, samples=None) -> list[list[float]]:
-        """Per mask, the values of `samples` (default all), in their order."""
+        """Per mask, the values of `samples` (default all), in their order.
+        A selection applied to the model before (bosch.hf.apply, e.g. while
+        training it) is applied again afterwards."""
         rows = self._rows(masks)
         idx = list(range(len(self.task))) if samples is None else [int(i) for i in samples]
         if any(not 0 <= i < len(self.task) for i in idx):
             raise IndexError("sample out of range")
-        vals = self._match(rows, sorted(set(idx))) if self.metric == "match" else \
-            self._teacher_forced(rows, sorted(set(idx)))
+        before = _hf.applied(self.model)
+        _hf.remove(self.model)
+        try:
+            vals = self._match(rows, sorted(set(idx))) if self.metric == "match" else \
+                self._teacher_forced(rows, sorted(set(idx)))
+        finally:
+            if before is not None:
+                _hf.reapply(self.model, before)
         return [[vals[c, i] for i in idx] for c in range(len(rows))]
 
     def __call__(self, masks) -> list[float]:
