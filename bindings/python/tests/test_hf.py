@@ -264,3 +264,29 @@ def test_evaluator_drives_the_search(model, tmp_path):
     result = opt.optimize()
     assert result.ok and sum(result.mask) == 12
     assert hf.applied(model) is None
+
+
+def test_recover_example_runs(tmp_path, selection):
+    # examples/recover.py at a toy size: two steps of the organism's stream
+    # with the selection fixed, held-out scores before and after
+    src = os.path.join(ORGANISM, "heldout.jsonl")
+    held = tmp_path / "held8.jsonl"
+    with open(src) as f:
+        held.write_text("".join(f.readlines()[:8]))
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                          "examples", "recover.py")
+    out = tmp_path / "curves.jsonl"
+    env = dict(os.environ, OMP_NUM_THREADS="1", OMP_WAIT_POLICY="PASSIVE")
+    r = subprocess.run([sys.executable, script, "--model", ORGANISM, "--mask", str(selection),
+                        "--mask", "full", "--steps", "2", "--eval-every", "2", "--batch", "2",
+                        "--heldout", str(held), "--out", str(out), "--threads", "1"],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    recs = [json.loads(l) for l in out.read_text().splitlines()]
+    assert [(x["mask"] == "full", x["step"]) for x in recs] == [
+        (False, 0), (False, 2), (True, 0), (True, 2)]
+    assert recs[0]["ratio"] == 0.75 and recs[2]["ratio"] == 0.0
+    assert all(0.0 <= x["held8.jsonl:exact"] <= 1.0 for x in recs)
+    assert recs[1]["loss_ema"] > 0 and recs[0]["held8.jsonl:logprob"] < 0
+    # training moved the weights: the held-out logprob changed
+    assert recs[1]["held8.jsonl:logprob"] != recs[0]["held8.jsonl:logprob"]
