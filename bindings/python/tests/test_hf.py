@@ -290,3 +290,38 @@ def test_recover_example_runs(tmp_path, selection):
     assert recs[1]["loss_ema"] > 0 and recs[0]["held8.jsonl:logprob"] < 0
     # training moved the weights: the held-out logprob changed
     assert recs[1]["held8.jsonl:logprob"] != recs[0]["held8.jsonl:logprob"]
+
+
+def test_evaluator_matches_on_a_real_shape(tmp_path):
+    # Qwen3-0.6B's layer shapes (hidden 1024, 16 query / 8 KV heads of 128,
+    # MLP 3072), 2 layers, vocabulary 2048, random weights at O(1) logits
+    # (transformers' own init makes every logit nearly 0 and hides errors)
+    cfg = transformers.Qwen3Config(vocab_size=2048, hidden_size=1024, intermediate_size=3072,
+                                   num_hidden_layers=2, num_attention_heads=16,
+                                   num_key_value_heads=8, head_dim=128,
+                                   max_position_embeddings=4096, tie_word_embeddings=False,
+                                   rope_theta=1000000.0)
+    torch.manual_seed(1)
+    m = transformers.Qwen3ForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(1 + 0.1 * torch.randn(p.shape))
+            elif p.dim() == 2:
+                p.copy_(torch.randn(p.shape) / (1 if "embed_tokens" in name else p.shape[1] ** 0.5))
+    m.save_pretrained(tmp_path / "m")
+    import random
+    rng = random.Random(4)
+    rows = [{"prompt": [rng.randrange(2048) for _ in range(rng.randrange(40, 90))],
+             "answer": [rng.randrange(2048) for _ in range(2)]} for _ in range(5)]
+    path = tmp_path / "task.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    masks = masks_for(16, 2)
+    want = libbosch_torch(model=str(tmp_path / "m"),
+                          eval=dict(task=str(path), window=16, sink=2, metric="logprob",
+                                    masks=masks))
+    got = hf.Evaluator(m, hf.Task.read_jsonl(path), 16, 2, metric="logprob", batch=2,
+                       buckets=2)(masks)
+    for a, b in zip(got, want["scores"]):
+        assert abs(a - b) <= 1e-4, (got, want)
+    assert max(got) - min(got) > 0.1, got  # the masks score apart
