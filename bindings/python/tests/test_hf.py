@@ -325,3 +325,31 @@ def test_evaluator_matches_on_a_real_shape(tmp_path):
     for a, b in zip(got, want["scores"]):
         assert abs(a - b) <= 1e-4, (got, want)
     assert max(got) - min(got) > 0.1, got  # the masks score apart
+
+
+def test_python_page_runs(monkeypatch):
+    # docs/python-hf.md runs as written: its Python blocks, in order, in one
+    # namespace, from the source tree's root
+    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                         "..", "..", ".."))
+    page = os.path.join(root, "docs", "python-hf.md")
+    if not os.path.exists(page) or not os.path.isdir(os.path.join(root, "models", "organism")):
+        pytest.skip("not a source tree")
+    blocks, cur = [], None
+    with open(page) as f:
+        for line in f:
+            if cur is None and line.strip() == "```python":
+                cur = []
+            elif cur is not None and line.strip() == "```":
+                blocks.append("".join(cur))
+                cur = None
+            elif cur is not None:
+                cur.append(line)
+    assert len(blocks) >= 5
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    ns = {"__name__": "python_page"}
+    for i, code in enumerate(blocks):
+        exec(compile(code, "%s block %d" % (page, i + 1), "exec"), ns)
+    assert ns["result"].ok and sum(ns["result"].mask) == 12
+    assert 0.0 <= ns["overall"] <= 1.0
