@@ -353,3 +353,38 @@ def test_python_page_runs(monkeypatch):
         exec(compile(code, "%s block %d" % (page, i + 1), "exec"), ns)
     assert ns["result"].ok and sum(ns["result"].mask) == 12
     assert 0.0 <= ns["overall"] <= 1.0
+
+
+@pytest.mark.parametrize("family", ["qwen2", "llama"])
+def test_other_families(family):
+    # Qwen2 and Llama call the same attention registry. References that owe
+    # nothing to bosch.hf: every unit full = the stock model; every unit
+    # sliding (sink 0) = transformers' own sliding window (Qwen2 with every
+    # layer sliding). Llama has no sliding window of its own: for it, the
+    # all-full identity and that the window changes its logits.
+    kw = dict(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
+              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+    torch.manual_seed(2)
+    if family == "qwen2":
+        cls, cfg_cls = transformers.Qwen2ForCausalLM, transformers.Qwen2Config
+    else:
+        cls, cfg_cls = transformers.LlamaForCausalLM, transformers.LlamaConfig
+    m = cls(cfg_cls(**kw)).eval()
+    with torch.no_grad():
+        for p in m.parameters():
+            if p.dim() == 2:
+                p.copy_(torch.randn(p.shape) / p.shape[1] ** 0.5)
+    ids = [int(x) for x in torch.randint(0, 97, (60,))]
+    stock = logits(m, ids)
+    sel = bosch.Selection(3, 2, 2)
+    with hf.apply(m, sel, window=8, sink=0):
+        assert (logits(m, ids) - stock).abs().max().item() <= 1e-5
+    sel.mask = [1] * 6
+    with hf.apply(m, sel, window=8, sink=0):
+        ours = logits(m, ids)
+    assert (ours - stock).abs().max().item() > 1e-3  # the window matters here
+    if family == "qwen2":
+        ref = cls(cfg_cls(**kw, use_sliding_window=True, sliding_window=8,
+                          max_window_layers=0)).eval()
+        ref.load_state_dict(m.state_dict())
+        assert (ours - logits(ref, ids)).abs().max().item() <= 1e-5
