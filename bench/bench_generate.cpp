@@ -1,17 +1,16 @@
 // Greedy generation through the hybrid KV cache (lib/torch/kv_cache.cpp)
 // against re-running the whole sequence per token (the match metric's
-// earlier path), side by side on one random Qwen3 of the organism's shape
-// (4 layers, 8 query / 4 KV heads of dim 32, hidden 128), CPU, f32. For
-// each prompt length and number of new tokens: the recomputing path's
-// seconds (measured over at most --max-recompute steps; beyond, the rest
-// is the measured per-step time of the last steps times the steps left,
-// said so), the cache's (prefill + steps), the speed-up, and whether both
-// produced the same tokens over the measured steps. Then, per SWA share
-// rho of a random unit mask: the KV bytes the cache holds against a full
-// cache and the decode tokens per second.
-//
-//   bench_generate [--prompts 1024,4096,16384] [--new 32,128] [--window 32]
-//                  [--sink 4] [--max-recompute 16] [--decode-contexts 8192]
+// earlier path), side by side on one random Qwen3: by default of the
+// organism's shape (4 layers, 8 query / 4 KV heads of dim 32, hidden 128,
+// vocabulary 128) on the CPU in f32; the flags give a real model's layer
+// shapes, CUDA and bf16 (tools/cuda/check.sh: Qwen3-8B's). For each prompt
+// length and number of new tokens: the recomputing path's seconds
+// (measured over at most --max-recompute steps; beyond, the rest is the
+// last measured step's time times the steps left, said so), the cache's
+// (prefill + steps), the speed-up, and whether both produced the same
+// tokens over the measured steps. Then, per SWA share rho of a random unit
+// mask: the KV bytes the cache holds against a full cache and the decode
+// tokens per second. `bench_generate --help` lists the flags.
 #include "torch/kv_cache.hpp"
 
 #include "tiny_checkpoint.hpp"

@@ -25,6 +25,18 @@ void backend_free(struct backend *b)
     bosch_torch_checkpoint_free(b->ck); /* the model and task the evaluator held */
 }
 
+int backend_check_mask(const struct backend *b, const bosch_selection *sel, const char *path)
+{
+    uint32_t L = bosch_selection_layers(sel), G = bosch_selection_kv_groups(sel),
+             H = bosch_selection_heads_per_group(sel);
+    if (b->L == L && b->G == G && b->H == H)
+        return 0;
+    errorf("%s: mask shape %u x %u x %u differs from the model's %u x %u x %u "
+           "(layers x KV groups x heads/group)",
+           path, L, G, H, b->L, b->G, b->H);
+    return EXIT_ERROR;
+}
+
 int is_ruler_task(const char *task)
 {
     return task && !strncmp(task, "ruler:", 6);

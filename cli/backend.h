@@ -33,6 +33,10 @@ int backend_open(struct settings *s, struct backend *b);
 int backend_open_model(struct settings *s, struct backend *b);
 void backend_free(struct backend *b);
 
+/* 0 when the saved mask `sel` (read from `path`) has the model's shape,
+ * else EXIT_ERROR after a message naming both shapes. */
+int backend_check_mask(const struct backend *b, const bosch_selection *sel, const char *path);
+
 /* Non-zero for a --task of the form ruler:NAME. */
 int is_ruler_task(const char *task);
 

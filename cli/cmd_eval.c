@@ -19,17 +19,11 @@ static int run_eval(struct settings *s, const bosch_selection *sel)
     struct backend b;
     int status = EXIT_ERROR;
     uint8_t *masks = NULL;
-    uint32_t L = bosch_selection_layers(sel), G = bosch_selection_kv_groups(sel),
-             H = bosch_selection_heads_per_group(sel);
     if (backend_open(s, &b))
         goto out;
     fprintf(stderr, "model %s: %s\n", b.dir, backend_describe(&b));
-    if (b.L != L || b.G != G || b.H != H) {
-        errorf("%s: mask shape %u x %u x %u differs from the model's %u x %u x %u "
-               "(layers x KV groups x heads/group)",
-               s->mask, L, G, H, b.L, b.G, b.H);
+    if (backend_check_mask(&b, sel, s->mask))
         goto out;
-    }
     size_t units = (size_t)b.L * b.G;
     if (!(masks = calloc(3, units))) {
         errorf("out of memory");

@@ -169,14 +169,8 @@ static int run_generate(struct settings *s, const bosch_selection *sel)
         goto done;
     fprintf(stderr, "model %s: %s\n", b.dir, backend_describe(&b));
     size_t units = (size_t)b.L * b.G;
-    if (sel && (bosch_selection_layers(sel) != b.L || bosch_selection_kv_groups(sel) != b.G ||
-                bosch_selection_heads_per_group(sel) != b.H)) {
-        errorf("%s: mask shape %u x %u x %u differs from the model's %u x %u x %u "
-               "(layers x KV groups x heads/group)",
-               s->mask, bosch_selection_layers(sel), bosch_selection_kv_groups(sel),
-               bosch_selection_heads_per_group(sel), b.L, b.G, b.H);
+    if (sel && backend_check_mask(&b, sel, s->mask))
         goto done;
-    }
     if (!(mask = calloc(units, 1))) {
         errorf("out of memory");
         goto done;

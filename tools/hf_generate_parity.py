@@ -26,12 +26,9 @@ says. Exit 77 without torch and transformers.
   tools/hf_generate_parity.py --lib BUILD/lib/torch/libbosch-torch.so.0
 """
 import argparse
-import json
 import os
 import random
 import shutil
-import struct
-import subprocess
 import sys
 import tempfile
 
@@ -41,27 +38,6 @@ sys.path.insert(0, HERE)
 SPEC = dict(vocab_size=264, hidden_size=64, intermediate_size=96, num_hidden_layers=4,
             num_attention_heads=4, num_key_value_heads=2, head_dim=16,
             tie_word_embeddings=False, rope_theta=10000.0, rms_norm_eps=1e-6)
-
-
-def backend(lib, ckpt, forwards, generations, tmp, tag):
-    req = dict(ckpt=ckpt, device="cpu", dtype="f32", forwards=forwards, evals=[],
-               generations=generations, result=os.path.join(tmp, tag + "-result.json"))
-    path = os.path.join(tmp, tag + "-request.json")
-    with open(path, "w") as f:
-        json.dump(req, f)
-    r = subprocess.run([sys.executable, os.path.join(HERE, "hf_parity.py"), "--backend", lib,
-                        path])
-    if r.returncode != 0:
-        raise SystemExit("backend failed (exit %d)" % r.returncode)
-    with open(req["result"]) as f:
-        return json.load(f)
-
-
-def read_logits(path, rows, vocab):
-    import torch
-    with open(path, "rb") as f:
-        raw = f.read()
-    return torch.tensor(struct.unpack("<%df" % (len(raw) // 4), raw)).view(rows, vocab)
 
 
 def hf_generate(model, prompt, max_new):
@@ -93,6 +69,8 @@ def main(argv):
         import torch
         import transformers
         from transformers import Qwen3ForCausalLM
+
+        import hf_parity
         from parity import reference
     except ImportError as exc:
         print("skipped: %s" % exc)
@@ -162,9 +140,13 @@ def main(argv):
                             window=W, sink=0, positions=pos,
                             out=os.path.join(tmp, tag + ".bin"))))
         for name, cases in runs.items():
-            res = backend(args.lib, ckpt[name], [c["fw"] for c in cases],
-                          [c["gen"] for c in cases], tmp, name)
-            V = res["shape"][3]
+            # hf_parity.py's child process (tools/parity/child.py), on the CPU in f32
+            res = hf_parity.run_backend(argparse.Namespace(lib=args.lib, device="cpu"),
+                                        ckpt[name], "f32", [c["fw"] for c in cases], [], tmp,
+                                        name, generations=[c["gen"] for c in cases])
+            if isinstance(res, str):
+                raise SystemExit(res)
+            V = SPEC["vocab_size"]
             for c in cases:
                 want_tokens, want_logits, _ = ref["sdpa", c["expect"]][c["i"]]
                 g = res["generations"][c["tag"]]
@@ -174,11 +156,11 @@ def main(argv):
                 same = g["tokens"] == want_tokens
                 line(c["tag"] + " tokens", "%d new tokens %s hf-%s's" % (
                     len(g["tokens"]), "equal" if same else "differ from", c["expect"]), same)
-                err = res["forwards"][c["tag"]]
-                if err:
-                    line(c["tag"] + " logits", err, False)
+                ours = res["forwards"][c["tag"]]
+                if isinstance(ours, str):
+                    line(c["tag"] + " logits", ours, False)
                     continue
-                ours = read_logits(c["fw"]["out"], len(want_tokens), V)
+                ours = ours.view(len(want_tokens), V)
                 d = (ours.double() - want_logits.double()).abs().max().item()
                 line(c["tag"] + " logits", "max abs %.2e vs hf's generate steps (tol %g)"
                      % (d, args.tol), d <= args.tol)

@@ -337,11 +337,12 @@ def distances(a, b):
 # ---------------------------------------------------------------------------
 # The backend (child process)
 
-def run_backend(args, ckpt, dtype, forwards, evals, tmp, tag):
+def run_backend(args, ckpt, dtype, forwards, evals, tmp, tag, generations=()):
     """Runs the child on one checkpoint; {"forwards": {name: tensor or error},
-    "scores": {name: list or error}} or a string when the child failed."""
+    "scores": {name: list or error}, "generations": {name: dict or error}}
+    (tools/parity/child.py) or a string when the child failed."""
     req = dict(ckpt=ckpt, device=args.device, dtype=dtype, forwards=forwards, evals=evals,
-               result=os.path.join(tmp, tag + "-result.json"))
+               generations=list(generations), result=os.path.join(tmp, tag + "-result.json"))
     path = os.path.join(tmp, tag + "-request.json")
     with open(path, "w") as f:
         json.dump(req, f)
@@ -350,7 +351,7 @@ def run_backend(args, ckpt, dtype, forwards, evals, tmp, tag):
         return "backend failed (exit %d)" % r.returncode
     with open(req["result"]) as f:
         res = json.load(f)
-    out = {"forwards": {}, "scores": res["scores"]}
+    out = {"forwards": {}, "scores": res["scores"], "generations": res["generations"]}
     for fw in forwards:
         err = res["forwards"][fw["name"]]
         out["forwards"][fw["name"]] = err or read_logits(fw["out"])

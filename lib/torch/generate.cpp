@@ -27,7 +27,6 @@ struct Seq {
     bool done = false;
 };
 
-
 // The stop rule of a continuation: a row the tokenizer has no token for (an
 // untrained embedding row past the vocabulary) ends it like a special token,
 // but cannot be decoded, so it is not kept; a special token or max_new

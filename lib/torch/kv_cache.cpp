@@ -14,11 +14,6 @@ namespace bosch_torch {
 
 namespace {
 
-torch::Tensor rotate_half(const torch::Tensor &x) {
-    const int64_t half = x.size(-1) / 2;
-    return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-}
-
 torch::Tensor index_tensor(const std::vector<int64_t> &v, const torch::Device &dev) {
     return torch::tensor(v, torch::TensorOptions().dtype(torch::kInt64)).to(dev);
 }
@@ -43,10 +38,9 @@ KvCache::KvCache(Model &m, const torch::Tensor &units, const Window &w, int64_t 
     const int64_t elem = int64_t(c10::elementSize(m.dtype()));
     for (int64_t l = 0; l < L_; l++) {
         Layer c;
-        const bool config_slides =
-            size_t(l) < cfg.layer_sliding.size() && cfg.layer_sliding[size_t(l)] != 0;
-        c.window = config_slides ? cfg.sliding_window : w.window;
-        c.sink = config_slides ? 0 : w.sink;
+        c.config_slides = size_t(l) < cfg.layer_sliding.size() && cfg.layer_sliding[size_t(l)] != 0;
+        c.window = c.config_slides ? cfg.sliding_window : w.window;
+        c.sink = c.config_slides ? 0 : w.sink;
         // A window and sink that cover the capacity hide nothing from any
         // position the cache will hold: such units are kept as full ones,
         // never larger than a full unit.
@@ -55,7 +49,7 @@ KvCache::KvCache(Model &m, const torch::Tensor &units, const Window &w, int64_t 
         for (int64_t b = 0; b < B_; b++)
             for (int64_t g = 0; g < G_; g++) {
                 const bool slides =
-                    can_hide && (config_slides || (u && u[(b * L_ + l) * G_ + g]));
+                    can_hide && (c.config_slides || (u && u[(b * L_ + l) * G_ + g]));
                 (slides ? c.swa_flat : c.full_flat).push_back(b * G_ + g);
                 (slides ? sseq : fseq).push_back(b);
             }
@@ -134,32 +128,28 @@ torch::Tensor KvCache::prefill(const std::vector<std::vector<int32_t>> &prompts)
     const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
     torch::Tensor tokens = torch::from_blob(tok.data(), {B_, T}, i64).to(m_.device()).clone();
     torch::Tensor rows = torch::from_blob(last.data(), {B_}, i64).to(m_.device()).clone();
-    torch::Tensor units;
     // The units the forward needs: the per-unit masks are in the cache's
-    // layout already; rebuild [B, L, G] from it.
-    units = torch::zeros({B_, L_, G_}, torch::TensorOptions().dtype(torch::kBool));
+    // layout already; rebuild [B, L, G] from it (a layer the config makes
+    // sliding is slid by the forward itself), and the window and sink of
+    // the layers the mask decides.
+    torch::Tensor units = torch::zeros({B_, L_, G_}, torch::TensorOptions().dtype(torch::kBool));
     bool any = false;
+    Window w{1, 0};
+    bool have_w = false;
     for (int64_t l = 0; l < L_; l++) {
         const Layer &c = layers_[size_t(l)];
-        const bool config_slides = size_t(l) < m_.config().layer_sliding.size() &&
-                                   m_.config().layer_sliding[size_t(l)] != 0;
-        if (config_slides)
-            continue; // the forward slides it from the config
+        if (c.config_slides)
+            continue;
+        if (!have_w) {
+            w = Window{c.window, c.sink};
+            have_w = true;
+        }
         for (int64_t f : c.swa_flat) {
             units[f / G_][l][f % G_] = true;
             any = true;
         }
     }
     units = any ? units.to(m_.device()) : torch::Tensor();
-    Window w{1, 0};
-    for (int64_t l = 0; l < L_; l++) {
-        const bool config_slides = size_t(l) < m_.config().layer_sliding.size() &&
-                                   m_.config().layer_sliding[size_t(l)] != 0;
-        if (!config_slides) {
-            w = Window{layers_[size_t(l)].window, layers_[size_t(l)].sink};
-            break;
-        }
-    }
     m_.kv_hook = [this](int64_t layer, const torch::Tensor &k, const torch::Tensor &v) {
         fill(layer, k, v);
     };
@@ -212,26 +202,25 @@ torch::Tensor KvCache::attend(const Layer &c, const torch::Tensor &q,
     const double neg = -std::numeric_limits<double>::infinity();
     torch::Tensor qf = q.reshape({B_ * G_, r, D_});
     torch::Tensor out = torch::empty_like(qf);
-    auto run = [&](const torch::Tensor &idx, const torch::Tensor &seq, const torch::Tensor &k,
-                   const torch::Tensor &v, const torch::Tensor &valid_of) {
+    auto run = [&](const torch::Tensor &idx, const torch::Tensor &k, const torch::Tensor &v,
+                   const torch::Tensor &valid_of) {
         torch::Tensor qs = qf.index_select(0, idx);
         torch::Tensor sc = torch::matmul(qs, k.transpose(1, 2)) * scale; // [N, r, K]
         sc.masked_fill_(valid_of.logical_not().unsqueeze(1), neg);
         torch::Tensor p = torch::softmax(sc, -1, torch::kFloat32).to(q.scalar_type());
         out.index_copy_(0, idx, torch::matmul(p, v));
-        (void)seq;
     };
     if (!c.full_flat.empty()) {
         const int64_t upto = pos.max().item<int64_t>() + 1; // keys beyond every query: none
         torch::Tensor t = pos.index_select(0, c.full_seq).unsqueeze(1);   // [Nf, 1]
         torch::Tensor j = torch::arange(upto, pos.options()).unsqueeze(0); // [1, upto]
-        run(c.full_idx, c.full_seq, c.kf.narrow(1, 0, upto), c.vf.narrow(1, 0, upto), j <= t);
+        run(c.full_idx, c.kf.narrow(1, 0, upto), c.vf.narrow(1, 0, upto), j <= t);
     }
     if (!c.swa_flat.empty()) {
         torch::Tensor t = pos.index_select(0, c.swa_seq).unsqueeze(1); // [Ns, 1]
         torch::Tensor valid = (c.pos >= 0) & (c.pos <= t) &
                               ((c.pos > t - c.window) | (c.pos < c.sink));
-        run(c.swa_idx, c.swa_seq, c.ks, c.vs, valid);
+        run(c.swa_idx, c.ks, c.vs, valid);
     }
     return out.view({B_, G_, r, D_});
 }

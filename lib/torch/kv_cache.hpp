@@ -50,6 +50,7 @@ private:
         // the ring), the position each slot holds (-1: empty).
         torch::Tensor ks, vs, pos, swa_idx, swa_seq;
         int64_t window = 0, sink = 0;
+        bool config_slides = false; // the config makes the layer slide (its window, no sink)
         std::vector<int64_t> full_flat, swa_flat; // host copies of the indices
     };
     // Where position p of a sliding unit goes: its sink slot, or the ring.

@@ -291,14 +291,10 @@ torch::Tensor Model::embed(const torch::Tensor &tokens) const {
     return torch::embedding(embed_, tokens);
 }
 
-namespace {
-
 torch::Tensor rotate_half(const torch::Tensor &x) {
     const int64_t half = x.size(-1) / 2;
     return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
 }
-
-} // namespace
 
 torch::Tensor Model::heads_f32(const torch::Tensor &x2, const torch::Tensor &proj_w,
                                const torch::Tensor &norm_w, int64_t B, int64_t T, int64_t heads,

@@ -44,6 +44,9 @@ torch::Tensor feed_forward(const Qwen3Config &c, const LayerWeights &L, const to
                            int64_t block_bytes);
 // SiLU rounded once in reduced precision, as PyTorch 2 computes it.
 torch::Tensor silu_rounded_once(const torch::Tensor &g);
+// RoPE's rotation of the halves of the last dimension: (-x2, x1), as
+// transformers' rotate_half (model.cpp; the KV cache and the scorers too).
+torch::Tensor rotate_half(const torch::Tensor &x);
 
 // Sliding-window geometry shared by all SWA units of a forward: query t sees
 // key s iff s <= t and (s > t - window or s < sink).

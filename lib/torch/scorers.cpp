@@ -37,11 +37,6 @@ const char *scorer_name(int scorer) {
 
 namespace {
 
-torch::Tensor rotate_half(const torch::Tensor &x) {
-    const int64_t half = x.size(-1) / 2;
-    return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-}
-
 // Inference tensors (the C API loads models in inference mode) cannot be
 // saved for backward: the gated forward uses copies of them.
 torch::Tensor plain(const torch::Tensor &t) { return t.is_inference() ? t.clone() : t; }

@@ -28,6 +28,7 @@ import os
 from typing import NamedTuple
 
 from . import hf as _hf
+from ._masks import mask_bytes
 
 __all__ = ["Sample", "Task", "Evaluator"]
 
@@ -76,8 +77,8 @@ class Task:
         """Token JSON Lines ({"prompt": [..], "answer": [..]}), or, with a
         tokenizer, a text task file (bosch.text.TextTask.read_jsonl)."""
         with open(os.fspath(path)) as f:
-            first = next((l for l in f if l.strip()), "")
-        if first and "prompt" in json.loads(first) and isinstance(json.loads(first)["prompt"], list):
+            first = json.loads(next((l for l in f if l.strip()), "{}"))
+        if isinstance(first.get("prompt"), list):
             with open(os.fspath(path)) as f:
                 rows = [json.loads(l) for l in f if l.strip()]
             return cls([Sample(r["prompt"], r["answer"]) for r in rows])
@@ -133,13 +134,7 @@ class Evaluator:
 
     # -- masks -----------------------------------------------------------------------
     def _rows(self, masks):
-        out = []
-        for m in masks:
-            row = [1 if x else 0 for x in (m if not isinstance(m, (bytes, bytearray)) else list(m))]
-            if len(row) != self.units:
-                raise ValueError("a mask has %d units, the model %d" % (len(row), self.units))
-            out.append(row)
-        return out
+        return [list(mask_bytes(m, self.units)) for m in masks]
 
     def _apply(self, rows):
         """The model attends with one unit mask per batch row."""
