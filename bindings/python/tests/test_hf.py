@@ -388,3 +388,28 @@ def test_other_families(family):
                           max_window_layers=0)).eval()
         ref.load_state_dict(m.state_dict())
         assert (ours - logits(ref, ids)).abs().max().item() <= 1e-5
+
+
+def test_evaluator_refuses_bad_input(model):
+    task = hf.Task([([3, 4, 5], [6])])
+    with pytest.raises(ValueError, match="metric"):
+        hf.Evaluator(model, task, WINDOW, SINK, metric="nope")
+    with pytest.raises(ValueError, match="made from text"):
+        hf.Evaluator(model, task, WINDOW, SINK, metric="match")
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        hf.Evaluator(model, hf.Task([([3, 400], [6])]), WINDOW, SINK)
+    with pytest.raises(ValueError, match="window"):
+        hf.Evaluator(model, task, 0, SINK)
+    with pytest.raises(ValueError, match="empty prompt or answer"):
+        hf.Task([([3, 4], [])])
+    with pytest.raises(ValueError, match="at least one sample"):
+        hf.Task([])
+    ev = hf.Evaluator(model, task, WINDOW, SINK)
+    with pytest.raises(ValueError, match="expected 16 entries"):
+        ev([[0] * 15])
+    with pytest.raises(IndexError):
+        ev.sample_values([[0] * 16], [1])
+    with pytest.raises(ValueError, match="fidelity"):
+        ev.requests([[0] * 16], [1.5], [0])
+    with pytest.raises(ValueError, match="made from text"):
+        ev.continuation([0] * 16, 0)
