@@ -56,16 +56,8 @@ int main(int argc, char **argv)
     }
     if (tmin < 2 || tmax < tmin || samples == 0 || candidates == 0 || batch == 0 || repeat == 0)
         die("arguments", "need 2 <= min <= max and positive counts");
-    // bench_torch's model shape (the organism's): 4 layers, 8 query / 4 KV
-    // heads of dim 32, hidden 128.
-    bosch_torch_test::TinySpec spec;
-    spec.layers = 4;
-    spec.hidden = 128;
-    spec.heads = 8;
-    spec.kv_heads = 4;
-    spec.head_dim = 32;
-    spec.intermediate = 384;
-    spec.vocab = 256;
+    // bench_torch's model shape (the organism's).
+    const bosch_torch_test::TinySpec spec = bosch_torch_test::organism_spec(256);
     const std::string tmp = bosch_torch_test::make_temp_dir("bench-buckets");
     const std::string dir = tmp + "/model", task_path = tmp + "/mixed.jsonl";
     std::string e = bosch_torch_test::write_tiny_qwen3(dir, spec);

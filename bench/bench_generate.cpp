@@ -67,14 +67,7 @@ int main(int argc, char **argv) {
     int64_t window = 32, sink = 4, max_recompute = 16;
     std::string device = "cpu", dtype = "f32";
     // The organism's layer shapes by default; a real model's with the flags.
-    TinySpec spec;
-    spec.layers = 4;
-    spec.hidden = 128;
-    spec.heads = 8;
-    spec.kv_heads = 4;
-    spec.head_dim = 32;
-    spec.intermediate = 384;
-    spec.vocab = 128;
+    TinySpec spec = organism_spec(128);
     const std::map<std::string, int64_t *> ints = {
         {"--window", &window},         {"--sink", &sink},
         {"--max-recompute", &max_recompute}, {"--layers", &spec.layers},

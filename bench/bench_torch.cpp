@@ -55,15 +55,7 @@ int main(int argc, char **argv)
     std::string tmp;
     bosch_torch_test::TinySpec spec;
     if (model_dir.empty()) {
-        /* The shape issue 5's organism will have: 4 layers, 8 query / 4 KV
-         * heads of dim 32, hidden 128. */
-        spec.layers = 4;
-        spec.hidden = 128;
-        spec.heads = 8;
-        spec.kv_heads = 4;
-        spec.head_dim = 32;
-        spec.intermediate = 384;
-        spec.vocab = 256;
+        spec = bosch_torch_test::organism_spec(256);
         tmp = bosch_torch_test::make_temp_dir("bench-torch");
         model_dir = tmp + "/model";
         std::string e = bosch_torch_test::write_tiny_qwen3(model_dir, spec);

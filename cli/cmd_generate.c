@@ -3,7 +3,8 @@
  * saved mask (bosch_torch_generate), with the KV bytes held against a full
  * cache, what the selection's saving predicts, and the decode speed.
  * --check also continues by re-running the masked forward over the whole
- * sequence per token and compares the tokens. */
+ * sequence per token (bosch_torch_generate_reference) and compares the
+ * tokens. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,23 +73,6 @@ static int task_prompt(const struct settings *s, const struct backend *b, struct
     return 0;
 }
 
-/* The ids a continuation stops at: the tokenizer's special tokens and the
- * rows it has no token for (untrained rows past its vocabulary), as the
- * match metric stops. None without a tokenizer. */
-static int32_t *stop_ids(const bosch_tokenizer *tok, uint32_t vocab, size_t *n)
-{
-    *n = 0;
-    if (!tok)
-        return NULL;
-    int32_t *ids = malloc((size_t)vocab * sizeof *ids);
-    if (!ids)
-        return NULL;
-    for (uint32_t i = 0; i < vocab; i++)
-        if (bosch_tokenizer_is_special(tok, (int32_t)i) || !bosch_tokenizer_token(tok, (int32_t)i))
-            ids[(*n)++] = (int32_t)i;
-    return ids;
-}
-
 static void print_tokens(const char *label, const bosch_tokenizer *tok, const int32_t *ids,
                          size_t n)
 {
@@ -117,46 +101,6 @@ static void print_tokens(const char *label, const bosch_tokenizer *tok, const in
     printf("]\n");
 }
 
-/* The masked forward's greedy continuation, one whole-sequence forward per
- * token (bosch_torch_model_forward): what the cache must reproduce. */
-static int recompute(const struct backend *b, const uint8_t *mask, unsigned window,
-                     unsigned sink, const struct prompt *p, size_t n_new, const int32_t *stop,
-                     size_t n_stop, int32_t *out, size_t *n_out)
-{
-    int32_t *seq = malloc((p->n + n_new) * sizeof *seq);
-    float *logits = malloc((size_t)b->V * sizeof *logits);
-    int rc = 0;
-    *n_out = 0;
-    if (!seq || !logits) {
-        errorf("out of memory");
-        rc = EXIT_ERROR;
-        goto out;
-    }
-    memcpy(seq, p->ids, p->n * sizeof *seq);
-    for (size_t len = p->n; *n_out < n_new; len++) {
-        int32_t last = (int32_t)(len - 1);
-        if (bosch_torch_model_forward(b->m, seq, 1, len, mask, window, sink, &last, 1, logits)) {
-            errorf("generate --check: %s", bosch_torch_model_last_error(b->m));
-            rc = EXIT_ERROR;
-            goto out;
-        }
-        int32_t best = 0;
-        for (uint32_t v = 1; v < b->V; v++)
-            if (logits[v] > logits[best])
-                best = (int32_t)v;
-        out[(*n_out)++] = seq[len] = best;
-        int stopped = 0;
-        for (size_t i = 0; i < n_stop && !stopped; i++)
-            stopped = stop[i] == best;
-        if (stopped)
-            break;
-    }
-out:
-    free(seq);
-    free(logits);
-    return rc;
-}
-
 static int run_generate(struct settings *s, const bosch_selection *sel)
 {
     struct backend b;
@@ -181,9 +125,10 @@ static int run_generate(struct settings *s, const bosch_selection *sel)
     if (s->prompt ? encode_prompt(s, tok, &p) : task_prompt(s, &b, &p))
         goto done;
     uint32_t max_new = s->max_new ? s->max_new : p.max_new ? p.max_new : 64;
+    /* With a tokenizer, stop where RULER's match metric stops. */
     size_t n_stop = 0;
-    stop = stop_ids(tok, b.V, &n_stop);
-    if ((tok && !stop) || !(out = malloc(max_new * sizeof *out))) {
+    if ((tok && bosch_tokenizer_stop_ids(tok, b.V, &stop, &n_stop)) ||
+        !(out = malloc(max_new * sizeof *out))) {
         errorf("out of memory");
         goto done;
     }
@@ -235,8 +180,11 @@ static int run_generate(struct settings *s, const bosch_selection *sel)
             errorf("out of memory");
             goto done;
         }
-        if (recompute(&b, mask, window, sink, &p, max_new, stop, n_stop, again, &n_again))
+        if (bosch_torch_generate_reference(b.m, mask, units, window, sink, p.ids, p.n, max_new,
+                                           stop, n_stop, again, &n_again)) {
+            errorf("generate --check: %s", bosch_torch_model_last_error(b.m));
             goto done;
+        }
         if (n_again != n_out || memcmp(again, out, n_out * sizeof *out)) {
             print_tokens("masked forward:", tok, again, n_again);
             errorf("generate --check: the cache's continuation differs from the masked "
@@ -250,7 +198,7 @@ static int run_generate(struct settings *s, const bosch_selection *sel)
 done:
     free(again);
     free(out);
-    free(stop);
+    bosch_text_free(stop);
     bosch_text_free(p.owned);
     free(mask);
     backend_free(&b);

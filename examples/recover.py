@@ -11,8 +11,10 @@ stream (seeded) and the same steps for every mask, from the same weights.
       [--out curves.jsonl] [--threads 2] [--seed 0]
 
 --data organism: the organism's own training stream (tools/train_organism.py:
-its Markov filler, recurring spans and 1-4 needles per sequence, seeded here
-by --seed, distinct from its calibration and held-out seeds); --data
+its Markov filler, recurring spans and 1-4 needles per sequence, and the
+two-hop and key-valued needles of a recipe that has them, as the
+checkpoint's recipe*.json says; seeded here by --seed, distinct from its
+calibration and held-out seeds); --data
 FILE.jsonl: token sequences, one {"ids": [...]} per line, cycled. Loss:
 next-token cross-entropy over every position. Held-out tasks: token JSON
 Lines ({"prompt", "answer"}), scored by exact match (the share of answers
@@ -34,26 +36,33 @@ sys.path.insert(0, os.path.join(HERE, "..", "bindings", "python"))
 
 
 def organism_stream(model_dir, batch, seed):
-    """Batches [batch, T+1] of the organism's training distribution."""
+    """Batches [batch, T] (T: the checkpoint's context) of its training
+    distribution; the model reads [:, :-1] and predicts [:, 1:]."""
     import numpy as np
     import torch  # noqa: F401
     sys.path.insert(0, os.path.join(HERE, "..", "tools"))
     import train_organism as org
     with open(os.path.join(model_dir, "config.json")) as f:
         cfg = json.load(f)
-    lag = 1
+    # The recipe the checkpoint was trained with (its last phase): the
+    # filler's lag and, for the entangled organisms, the two-hop share.
+    args = {}
     for name in ("recipe-phase2.json", "recipe.json"):
         p = os.path.join(model_dir, name)
         if os.path.exists(p):
             with open(p) as f:
-                lag = json.load(f)["args"].get("lag", 1)
+                args = json.load(f)["args"]
             break
+    lag = args.get("lag", 1)
+    kw = {"hops_frac": args.get("hops_frac", 0.0),
+          "source_first": args.get("hops_source_first", False),
+          "min_dist": args.get("min_dist", 40), "keyval": args.get("keyval_frac", 0.0)}
     markov = org.Markov(cfg["vocab_size"], 12345)
     markov.lag = lag
     T = cfg["max_position_embeddings"]
     rng = np.random.default_rng(seed)
     while True:
-        xs, _, _ = org.batch(markov, T, batch, rng)
+        xs, _, _ = org.batch(markov, T, batch, rng, **kw)
         yield xs
 
 

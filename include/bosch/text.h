@@ -107,6 +107,15 @@ BOSCH_TEXT_API int bosch_tokenizer_is_special(const bosch_tokenizer *tok, int32_
 /* Non-zero for an id of the BPE vocabulary proper (not an added token):
  * the rows a random-token filler may use. */
 BOSCH_TEXT_API int bosch_tokenizer_is_ordinary(const bosch_tokenizer *tok, int32_t id);
+/* The ids among a model's first `rows` output rows that end a greedy
+ * continuation, in increasing order: the special tokens, and the rows the
+ * tokenizer has no token for (a model's untrained rows past the
+ * vocabulary). RULER's match metric stops there (libbosch-torch); pass them
+ * as bosch_torch_generate's stop list to continue as it does. Into *ids (*n
+ * of them; allocated, bosch_text_free; NULL when *n is 0).
+ * BOSCH_E_INVALID for NULL arguments, BOSCH_E_NOMEM. */
+BOSCH_TEXT_API int bosch_tokenizer_stop_ids(const bosch_tokenizer *tok, uint32_t rows,
+                                            int32_t **ids, size_t *n);
 
 /* ------------------------------------------------------------------------ */
 /* Chat format (Qwen3)                                                       */

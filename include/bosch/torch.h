@@ -219,7 +219,8 @@ struct bosch_torch_generation {
  * sink and last `window` positions (sliding), so the memory held is what
  * the mask says; each step's logits are the masked forward's over the whole
  * sequence (bosch_torch_model_forward), up to rounding. Stops after
- * `max_new` tokens or a token of `stop` (kept). out: max_new ids; *n_out
+ * `max_new` tokens or a token of `stop` (kept; bosch_tokenizer_stop_ids
+ * gives the stop list of RULER's match metric). out: max_new ids; *n_out
  * the count. `info` (may be NULL; struct_size set) receives the bytes and
  * times. BOSCH_E_INVALID for bad arguments (message in
  * bosch_torch_model_last_error), BOSCH_E_NOMEM, BOSCH_E_EVALUATOR. */
@@ -228,6 +229,15 @@ BOSCH_TORCH_API int bosch_torch_generate(bosch_torch_model *m, const uint8_t *ma
                                          size_t n_prompt, uint32_t max_new, const int32_t *stop,
                                          size_t n_stop, int32_t *out, size_t *n_out,
                                          struct bosch_torch_generation *info);
+/* The reference bosch_torch_generate must reproduce: the same greedy
+ * continuation (same arguments, same stop rule), each token from the masked
+ * forward over the whole sequence (bosch_torch_model_forward), no cache.
+ * Costs a whole forward per token; for checks and tests. */
+BOSCH_TORCH_API int bosch_torch_generate_reference(bosch_torch_model *m, const uint8_t *mask,
+                                                   size_t units, uint32_t window, uint32_t sink,
+                                                   const int32_t *prompt, size_t n_prompt,
+                                                   uint32_t max_new, const int32_t *stop,
+                                                   size_t n_stop, int32_t *out, size_t *n_out);
 
 /* ------------------------------------------------------------------------ */
 /* Tasks: token sequences with answer spans                                  */

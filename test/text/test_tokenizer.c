@@ -161,7 +161,7 @@ START_TEST(decode_and_lookups)
     bosch_tokenizer *t = good();
     const int32_t ids[] = {5, 10, 3, 0, 8, 9};
     char *s;
-    size_t len;
+    size_t len, n;
     ck_assert_int_eq(bosch_tokenizer_decode(t, ids, 6, 0, &s, &len), BOSCH_OK);
     ck_assert_str_eq(s, "abc<|end|> a\xc3\xa9");
     ck_assert_uint_eq(len, strlen(s));
@@ -196,6 +196,19 @@ START_TEST(decode_and_lookups)
     ck_assert(!bosch_tokenizer_is_ordinary(t, 10));
     ck_assert(!bosch_tokenizer_is_ordinary(t, 11));
     ck_assert(!bosch_tokenizer_is_ordinary(t, 99));
+    /* stop ids: the special token, then the rows past the vocabulary */
+    int32_t *stop = NULL;
+    ck_assert_int_eq(bosch_tokenizer_stop_ids(t, 14, &stop, &n), BOSCH_OK);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(stop[0], 10);
+    ck_assert_int_eq(stop[1], 12);
+    ck_assert_int_eq(stop[2], 13);
+    bosch_text_free(stop);
+    ck_assert_int_eq(bosch_tokenizer_stop_ids(t, 10, &stop, &n), BOSCH_OK);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_ptr_null(stop);
+    ck_assert_int_eq(bosch_tokenizer_stop_ids(NULL, 10, &stop, &n), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_tokenizer_stop_ids(t, 10, NULL, &n), BOSCH_E_INVALID);
     bosch_tokenizer_free(t);
 }
 END_TEST

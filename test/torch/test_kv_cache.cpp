@@ -92,8 +92,8 @@ void expect_parity(const char *name, const Outcome &o) {
 }
 
 // bosch_torch_generate against a greedy loop over bosch_torch_model_forward
-// (the whole sequence each step): the same tokens; the bytes it reports;
-// stop tokens; errors.
+// (the whole sequence each step), as is bosch_torch_generate_reference: the
+// same tokens; the bytes it reports; stop tokens; errors.
 void test_c_api() {
     const std::string tmp = make_temp_dir("kvcache");
     const std::string dir = write_model(tmp, "gen", gqa_spec(9));
@@ -129,10 +129,26 @@ void test_c_api() {
     EXPECT(info.kv_bytes == uint64_t(2 * (2 * 21 + 4 * 4) * 8 * 4));
     EXPECT(info.kv_bytes_full == uint64_t(2 * 6 * 21 * 8 * 4));
     EXPECT(info.new_tokens == n_new && info.prefill_seconds >= 0 && info.decode_seconds >= 0);
-    // A stop token ends it (kept).
+    // bosch_torch_generate_reference is that loop.
+    std::vector<int32_t> ref(n_new, -1);
+    size_t nr = 0;
+    EXPECT(bosch_torch_generate_reference(m, mask, 6, 3, 1, prompt.data(), prompt.size(), n_new,
+                                          nullptr, 0, ref.data(), &nr) == BOSCH_OK);
+    EXPECT(nr == n_new && ref == want);
+    // A stop token ends it (kept), in both.
     EXPECT(bosch_torch_generate(m, mask, 6, 3, 1, prompt.data(), prompt.size(), n_new, &want[3], 1,
                                 got.data(), &n, nullptr) == BOSCH_OK);
     EXPECT(n <= 4 && got[n - 1] == want[3]);
+    EXPECT(bosch_torch_generate_reference(m, mask, 6, 3, 1, prompt.data(), prompt.size(), n_new,
+                                          &want[3], 1, ref.data(), &nr) == BOSCH_OK);
+    EXPECT(nr == n && std::equal(ref.begin(), ref.begin() + long(nr), got.begin()));
+    EXPECT(bosch_torch_generate_reference(m, mask, 5, 3, 1, prompt.data(), prompt.size(), 4,
+                                          nullptr, 0, ref.data(), &nr) == BOSCH_E_INVALID);
+    EXPECT(std::strstr(bosch_torch_model_last_error(m), "units") != nullptr);
+    EXPECT(bosch_torch_generate_reference(m, mask, 6, 0, 1, prompt.data(), prompt.size(), 4,
+                                          nullptr, 0, ref.data(), &nr) == BOSCH_E_INVALID);
+    EXPECT(bosch_torch_generate_reference(m, mask, 6, 3, 1, prompt.data(), 0, 4, nullptr, 0,
+                                          ref.data(), &nr) == BOSCH_E_INVALID);
     // Errors: units, vocabulary, window 0, struct_size.
     EXPECT(bosch_torch_generate(m, mask, 5, 3, 1, prompt.data(), prompt.size(), 4, nullptr, 0,
                                 got.data(), &n, nullptr) == BOSCH_E_INVALID);

@@ -91,6 +91,18 @@ TinySpec gqa_spec(uint64_t seed) {
     return s;
 }
 
+TinySpec organism_spec(int64_t vocab) {
+    TinySpec s;
+    s.layers = 4;
+    s.hidden = 128;
+    s.heads = 8;
+    s.kv_heads = 4;
+    s.head_dim = 32;
+    s.intermediate = 384;
+    s.vocab = vocab;
+    return s;
+}
+
 std::string write_model(const std::string &parent, const std::string &name,
                         const TinySpec &spec) {
     std::string dir = parent + "/" + name;

@@ -68,6 +68,9 @@ std::string write_tiny_qwen3(const std::string &dir, const TinySpec &spec,
 // The tests' usual shape: 3 layers, GQA with 3 query heads per KV head
 // (6 / 2, head_dim 8), hidden 32, MLP 48, vocabulary 50.
 TinySpec gqa_spec(uint64_t seed);
+// The organism's layer shapes (models/organism, the benches' default): 4
+// layers, 8 query / 4 KV heads of dim 32, hidden 128, MLP 384.
+TinySpec organism_spec(int64_t vocab);
 // write_tiny_qwen3 into parent/name; throws std::runtime_error on failure.
 std::string write_model(const std::string &parent, const std::string &name,
                         const TinySpec &spec);

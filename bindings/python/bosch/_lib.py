@@ -578,6 +578,8 @@ TEXT_PROTOTYPES = {
     "bosch_tokenizer_token": (c_char_p, [H, ctypes.c_int32]),
     "bosch_tokenizer_is_special": (c_int, [H, ctypes.c_int32]),
     "bosch_tokenizer_is_ordinary": (c_int, [H, ctypes.c_int32]),
+    # (tok, rows, int32_t **ids, size_t *n)
+    "bosch_tokenizer_stop_ids": (c_int, [H, c_uint32, POINTER(c_int32_p), c_size_t_p]),
     # (const struct bosch_chat_message *, n, flags, char **text, size_t *len)
     "bosch_chat_format_qwen3": (c_int, [POINTER(ChatMessage), c_size_t, ctypes.c_uint,
                                         c_void_pp, c_size_t_p]),
@@ -645,6 +647,10 @@ TORCH_PROTOTYPES = {
     "bosch_torch_generate": (c_int, [H, c_void_p, c_size_t, c_uint32, c_uint32, c_void_p,
                                      c_size_t, c_uint32, c_void_p, c_size_t, c_void_p,
                                      c_size_t_p, c_void_p]),
+    # the same without the info struct
+    "bosch_torch_generate_reference": (c_int, [H, c_void_p, c_size_t, c_uint32, c_uint32,
+                                               c_void_p, c_size_t, c_uint32, c_void_p, c_size_t,
+                                               c_void_p, c_size_t_p]),
     # tasks
     "bosch_torch_task_read_jsonl": (H, [c_char_p]),
     # (vocab, context, samples, needles, key_len, value_len, depth_min, depth_max, seed)

@@ -361,14 +361,18 @@ class Model(Handle):
         return np.frombuffer(out, dtype=np.float32).reshape(batch, len(pos_list), vocab)
 
     def generate(self, prompt, mask=None, window: int = 1, sink: int = 0, max_new: int = 32,
-                 stop=()) -> "Generation":
+                 stop=(), reference: bool = False) -> "Generation":
         """Greedy continuation of `prompt` (token ids) through the hybrid KV
         cache (bosch_torch_generate): each KV head keeps every position
         (full) or its `sink` first and last `window` positions (`mask`, one
         unit mask: nonzero = SWA; None = all full). At most `max_new` new
-        tokens; a token of `stop` ends it (kept). Returns a
-        :class:`Generation` (tokens, KV bytes held and of a full cache,
-        prefill and decode seconds)."""
+        tokens; a token of `stop` ends it (kept; a tokenizer's
+        :meth:`~bosch.text.Tokenizer.stop_ids` stop as the match metric
+        does). Returns a :class:`Generation` (tokens, KV bytes held and of a
+        full cache, prefill and decode seconds). ``reference=True``: the
+        same continuation by the masked forward over the whole sequence per
+        token, no cache (bosch_torch_generate_reference; bytes and times 0),
+        what the cache must reproduce."""
         ids = [int(t) for t in prompt]
         if not ids:
             raise ValueError("prompt: at least one token")
@@ -383,9 +387,14 @@ class Model(Handle):
         out = (ctypes.c_int32 * max(1, int(max_new)))()
         n_out = ctypes.c_size_t()
         info = _lib.Generation(struct_size=ctypes.sizeof(_lib.Generation))
-        self._check(tlib.bosch_torch_generate(self._handle, mbuf, units, int(window), int(sink),
-                                              p, len(ids), int(max_new), sb, len(stops), out,
-                                              ctypes.byref(n_out), ctypes.byref(info)))
+        if reference:
+            self._check(tlib.bosch_torch_generate_reference(
+                self._handle, mbuf, units, int(window), int(sink), p, len(ids), int(max_new), sb,
+                len(stops), out, ctypes.byref(n_out)))
+        else:
+            self._check(tlib.bosch_torch_generate(
+                self._handle, mbuf, units, int(window), int(sink), p, len(ids), int(max_new), sb,
+                len(stops), out, ctypes.byref(n_out), ctypes.byref(info)))
         return Generation(list(out[:n_out.value]), info.kv_bytes, info.kv_bytes_full,
                           info.prefill_seconds, info.decode_seconds)
 

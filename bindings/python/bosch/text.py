@@ -173,6 +173,25 @@ class Tokenizer(Handle):
         """An id of the BPE vocabulary proper (not an added token)."""
         return bool(tlib.bosch_tokenizer_is_ordinary(self._handle, int(token_id)))
 
+    def stop_ids(self, rows: int | None = None) -> list[int]:
+        """The ids among a model's first `rows` output rows (default:
+        vocab_size) that end a greedy continuation as RULER's match metric
+        ends it (bosch_tokenizer_stop_ids): the special tokens and the rows
+        with no token. The ``stop`` of :meth:`bosch.backend.Model.generate`."""
+        rows = self.vocab_size if rows is None else int(rows)
+        if rows < 0:
+            raise ValueError("rows must not be negative")
+        ids = c_int32_p()
+        n = ctypes.c_size_t(0)
+        check_status(tlib.bosch_tokenizer_stop_ids(self._handle, rows, ctypes.byref(ids),
+                                                   ctypes.byref(n)),
+                     lambda: "bosch_tokenizer_stop_ids failed")
+        try:
+            return ids[:n.value] if n.value else []
+        finally:
+            if ids:
+                tlib.bosch_text_free(ctypes.cast(ids, ctypes.c_void_p))
+
     def ordinary_ids(self, start: int = 0, stop: int | None = None) -> list[int]:
         """The ordinary ids in [start, stop) (stop: vocab_size): a NIAH filler."""
         stop = self.vocab_size if stop is None else int(stop)

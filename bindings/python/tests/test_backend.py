@@ -341,6 +341,8 @@ def test_generate_through_the_kv_cache(model, task):
         row = model.forward([seq], masks=[mask], window=WINDOW, sink=SINK)[0, 0]
         seq.append(max(range(len(row)), key=lambda v: row[v]))
     assert g.tokens == seq[len(s.prompt):]
+    assert model.generate(s.prompt, mask=mask, window=WINDOW, sink=SINK, max_new=12,
+                          reference=True).tokens == g.tokens
     cap = len(s.prompt) + 12
     per_token = 2 * 32 * 4  # keys and values, head_dim 32, f32
     assert g.kv_bytes_full == 16 * cap * per_token

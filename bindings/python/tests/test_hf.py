@@ -290,6 +290,39 @@ def test_recover_example_runs(tmp_path, selection):
     assert recs[1]["loss_ema"] > 0 and recs[0]["held8.jsonl:logprob"] < 0
     # training moved the weights: the held-out logprob changed
     assert recs[1]["held8.jsonl:logprob"] != recs[0]["held8.jsonl:logprob"]
+    # the table of two runs (here the same file twice): mean and range per cell
+    table = os.path.join(os.path.dirname(script), "recover_table.py")
+    r = subprocess.run([sys.executable, table, str(out), str(out), "--metric", "logprob",
+                        "--names", "full=full attention"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lp = recs[1]["held8.jsonl:logprob"]
+    assert "held8.jsonl, logprob (mean over 2 runs, min..max)" in r.stdout
+    assert "full attention |" in r.stdout and "exact" not in r.stdout
+    assert "| 2 | %.4f (%.4f..%.4f) |" % (lp, lp, lp) in r.stdout
+    r = subprocess.run([sys.executable, table, str(out), "--steps", "3"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "steps [3]" in r.stderr
+
+
+def test_recover_stream_follows_the_recipe():
+    # examples/recover.py trains on the stream of the checkpoint's own
+    # recipe: the entangled organism's has two-hop samples (a needle that
+    # stores a key token, "KEY k1 k0"), the first organism's none; each at
+    # its checkpoint's context
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "..", "examples"))
+    import recover
+
+    def key_links(xs):  # needles "KEY(0) k v" whose v is a key token [3, 27)
+        return sum(1 for row in xs.tolist() for i in range(len(row) - 2)
+                   if row[i] == 0 and 3 <= row[i + 2] < 27)
+
+    p4 = os.path.join(os.path.dirname(ORGANISM), "organism-entangled", "phase4")
+    xs = next(recover.organism_stream(p4, 16, 7))
+    assert tuple(xs.shape) == (16, 128) and key_links(xs) > 0
+    xs = next(recover.organism_stream(ORGANISM, 16, 7))
+    assert tuple(xs.shape) == (16, 256) and key_links(xs) == 0
 
 
 def test_evaluator_matches_on_a_real_shape(tmp_path):

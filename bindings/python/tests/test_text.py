@@ -45,6 +45,11 @@ def test_tokenizer(tok, tmp_path):
     assert tok.token(0) == "a" and tok.token(10_000) is None
     assert tok.is_ordinary(0) and not tok.is_ordinary(50)
     assert tok.ordinary_ids() == list(range(49))
+    # where a continuation stops: the special tokens (<|im_start|>,
+    # <|im_end|>) and rows past the vocabulary
+    assert tok.is_special(49) and tok.is_special(50) and not tok.is_special(48)
+    assert tok.stop_ids() == [49, 50] and tok.stop_ids(53) == [49, 50, 51, 52]
+    assert tok.stop_ids(3) == []
     # added tokens: ids by default, text with special=False
     assert tok.encode("<|im_end|>") == [50]
     assert 50 not in tok.encode("<|im_end|>", special=False)
