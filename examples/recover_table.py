@@ -70,15 +70,23 @@ def main():
         steps = want
     keys = sorted({k for c in cells.values() for k in c})
     metrics = a.metric or sorted({k.split(":")[1] for k in keys})
-    runs = max(len(v) for c in cells.values() for v in c.values())
     for key in keys:
         task, metric = key.split(":")
         if metric not in metrics:
             continue
         digits = 3 if metric == "exact" else 4
-        print("%s, %s (mean over %d run%s%s):\n" % (task, metric, runs, "s" if runs > 1 else "",
-                                                   ", min..max" if runs > 1 else ""))
-        print("| step | " + " | ".join(column(m) for m in masks) + " |")
+        # runs per mask: the most values of any of its cells
+        n = {m: max((len(c[key]) for (mm, _), c in cells.items() if mm == m and key in c),
+                    default=0) for m in masks}
+        runs = max(n.values())
+        heads = [column(m) for m in masks]
+        if len(set(n.values())) > 1:  # say which columns have fewer runs
+            heads = ["%s (%d run%s)" % (h, n[m], "s" if n[m] > 1 else "")
+                     for h, m in zip(heads, masks)]
+        print("%s, %s (mean over %s run%s%s):\n" % (
+            task, metric, runs if len(set(n.values())) == 1 else "the",
+            "s" if runs > 1 else "", ", min..max" if runs > 1 else ""))
+        print("| step | " + " | ".join(heads) + " |")
         print("|---|" + "---|" * len(masks))
         for s in steps:
             row = [fmt(cells[(m, s)][key], digits) if key in cells.get((m, s), {}) else ""

@@ -300,6 +300,14 @@ def test_recover_example_runs(tmp_path, selection):
     assert "held8.jsonl, logprob (mean over 2 runs, min..max)" in r.stdout
     assert "full attention |" in r.stdout and "exact" not in r.stdout
     assert "| 2 | %.4f (%.4f..%.4f) |" % (lp, lp, lp) in r.stdout
+    # a mask with fewer runs than the others says so in its column
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(json.dumps(x) + "\n" for x in recs if x["mask"] != "full"))
+    r = subprocess.run([sys.executable, table, str(out), str(part), "--metric", "exact"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "(mean over the runs, min..max)" in r.stdout
+    assert "(2 runs)" in r.stdout and "full (1 run) |" in r.stdout
     r = subprocess.run([sys.executable, table, str(out), "--steps", "3"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "steps [3]" in r.stderr
