@@ -79,12 +79,13 @@ def main():
         n = {m: max((len(c[key]) for (mm, _), c in cells.items() if mm == m and key in c),
                     default=0) for m in masks}
         runs = max(n.values())
+        uneven = len(set(n.values())) > 1
         heads = [column(m) for m in masks]
-        if len(set(n.values())) > 1:  # say which columns have fewer runs
+        if uneven:  # say which columns have fewer runs
             heads = ["%s (%d run%s)" % (h, n[m], "s" if n[m] > 1 else "")
                      for h, m in zip(heads, masks)]
         print("%s, %s (mean over %s run%s%s):\n" % (
-            task, metric, runs if len(set(n.values())) == 1 else "the",
+            task, metric, "the" if uneven else runs,
             "s" if runs > 1 else "", ", min..max" if runs > 1 else ""))
         print("| step | " + " | ".join(heads) + " |")
         print("|---|" + "---|" * len(masks))

@@ -255,6 +255,13 @@ BOSCH_TEXT_API int bosch_tokenizer_is_ordinary(const bosch_tokenizer *tok, int32
     return tok && id >= 0 && (uint32_t)id < tok->n_ids && tok->kind[id] == 1;
 }
 
+/* The stop rule of a greedy continuation (libbosch-torch's match metric
+ * applies the same one): a special token, or a row with no token. */
+static int ends_continuation(const bosch_tokenizer *tok, int32_t id)
+{
+    return !bosch_tokenizer_token(tok, id) || bosch_tokenizer_is_special(tok, id);
+}
+
 BOSCH_TEXT_API int bosch_tokenizer_stop_ids(const bosch_tokenizer *tok, uint32_t rows,
                                             int32_t **ids, size_t *n)
 {
@@ -264,14 +271,14 @@ BOSCH_TEXT_API int bosch_tokenizer_stop_ids(const bosch_tokenizer *tok, uint32_t
     *n = 0;
     size_t count = 0;
     for (uint32_t i = 0; i < rows; i++)
-        count += i >= tok->n_ids || tok->kind[i] == 3 || !tok->strs[i];
+        count += ends_continuation(tok, (int32_t)i);
     if (!count)
         return BOSCH_OK;
     int32_t *out = malloc(count * sizeof *out);
     if (!out)
         return BOSCH_E_NOMEM;
     for (uint32_t i = 0; i < rows; i++)
-        if (i >= tok->n_ids || tok->kind[i] == 3 || !tok->strs[i])
+        if (ends_continuation(tok, (int32_t)i))
             out[(*n)++] = (int32_t)i;
     *ids = out;
     return BOSCH_OK;

@@ -117,10 +117,10 @@ BOSCH_TORCH_API int bosch_torch_generate_reference(bosch_torch_model *m, const u
         while (n < max_new) {
             // The whole sequence again, the masked forward's own path.
             const int64_t T = int64_t(seq.size());
+            // One copy (seq grows, so the tensor must not alias it).
             torch::Tensor tokens =
                 torch::from_blob(seq.data(), {1, T}, torch::TensorOptions().dtype(torch::kInt64))
-                    .to(md.device())
-                    .clone();
+                    .to(md.device(), torch::kInt64, /*non_blocking=*/false, /*copy=*/true);
             torch::Tensor last = torch::full({1}, T - 1, torch::TensorOptions()
                                                              .dtype(torch::kInt64)
                                                              .device(md.device()));

@@ -387,14 +387,12 @@ class Model(Handle):
         out = (ctypes.c_int32 * max(1, int(max_new)))()
         n_out = ctypes.c_size_t()
         info = _lib.Generation(struct_size=ctypes.sizeof(_lib.Generation))
+        args = (self._handle, mbuf, units, int(window), int(sink), p, len(ids), int(max_new),
+                sb, len(stops), out, ctypes.byref(n_out))
         if reference:
-            self._check(tlib.bosch_torch_generate_reference(
-                self._handle, mbuf, units, int(window), int(sink), p, len(ids), int(max_new), sb,
-                len(stops), out, ctypes.byref(n_out)))
+            self._check(tlib.bosch_torch_generate_reference(*args))
         else:
-            self._check(tlib.bosch_torch_generate(
-                self._handle, mbuf, units, int(window), int(sink), p, len(ids), int(max_new), sb,
-                len(stops), out, ctypes.byref(n_out), ctypes.byref(info)))
+            self._check(tlib.bosch_torch_generate(*args, ctypes.byref(info)))
         return Generation(list(out[:n_out.value]), info.kv_bytes, info.kv_bytes_full,
                           info.prefill_seconds, info.decode_seconds)
 

@@ -82,6 +82,15 @@ def _take_string(ptr: ctypes.c_void_p, n: int) -> str:
         tlib.bosch_text_free(ptr)
 
 
+def _take_ids(ptr, n: int) -> list[int]:
+    """Copies and frees an id array the library allocated (bosch_text_free;
+    free(NULL) is a no-op)."""
+    try:
+        return ptr[:n] if n else []
+    finally:
+        tlib.bosch_text_free(ctypes.cast(ptr, ctypes.c_void_p))
+
+
 def _id_array(ids):
     vals = [int(i) for i in ids]
     if any(v < -2**31 or v >= 2**31 for v in vals):
@@ -135,10 +144,7 @@ class Tokenizer(Handle):
         check_status(tlib.bosch_tokenizer_encode(self._handle, data, len(data), flags,
                                                  ctypes.byref(ids), ctypes.byref(n)),
                      lambda: "bosch_tokenizer_encode failed")
-        try:
-            return ids[:n.value] if n.value else []
-        finally:
-            tlib.bosch_text_free(ctypes.cast(ids, ctypes.c_void_p))
+        return _take_ids(ids, n.value)
 
     def decode(self, ids, skip_special: bool = False) -> str:
         """Text of `ids` (invalid UTF-8 comes out as U+FFFD); InvalidArgumentError
@@ -186,11 +192,7 @@ class Tokenizer(Handle):
         check_status(tlib.bosch_tokenizer_stop_ids(self._handle, rows, ctypes.byref(ids),
                                                    ctypes.byref(n)),
                      lambda: "bosch_tokenizer_stop_ids failed")
-        try:
-            return ids[:n.value] if n.value else []
-        finally:
-            if ids:
-                tlib.bosch_text_free(ctypes.cast(ids, ctypes.c_void_p))
+        return _take_ids(ids, n.value)
 
     def ordinary_ids(self, start: int = 0, stop: int | None = None) -> list[int]:
         """The ordinary ids in [start, stop) (stop: vocab_size): a NIAH filler."""
