@@ -50,6 +50,8 @@ def test_tokenizer(tok, tmp_path):
     assert tok.is_special(49) and tok.is_special(50) and not tok.is_special(48)
     assert tok.stop_ids() == [49, 50] and tok.stop_ids(53) == [49, 50, 51, 52]
     assert tok.stop_ids(3) == []
+    with pytest.raises(ValueError, match="rows"):
+        tok.stop_ids(-1)
     # added tokens: ids by default, text with special=False
     assert tok.encode("<|im_end|>") == [50]
     assert 50 not in tok.encode("<|im_end|>", special=False)
