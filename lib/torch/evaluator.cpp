@@ -16,6 +16,10 @@
 #include "failure.hpp"
 #include "generate.hpp"
 
+#ifdef BOSCH_TORCH_MEMORY_INFO
+#include <ATen/DeviceAccelerator.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -38,11 +42,30 @@ int64_t env_count(const char *name) {
     return end != env && *end == '\0' && n >= 0 ? int64_t(n) : -1;
 }
 
-int64_t default_cache_budget(const torch::Device &dev) {
-    const int64_t mb = env_count("BOSCH_TORCH_CACHE_MB");
-    if (mb >= 0)
-        return mb << 20;
+// The fixed budget where the device's memory is not known: 2 GiB on the
+// CPU, 8 GiB on CUDA (a libtorch without the accelerator memory API).
+int64_t fixed_cache_budget(const torch::Device &dev) {
     return dev.is_cuda() ? int64_t(8) << 30 : int64_t(2) << 30;
+}
+
+// Bytes a CUDA device can still give this process: what the driver reports
+// free plus what PyTorch's caching allocator holds unused; -1 where this
+// libtorch cannot tell (or on the CPU).
+int64_t device_free_bytes(const torch::Device &dev, int64_t *total) {
+#ifdef BOSCH_TORCH_MEMORY_INFO
+    if (dev.is_cuda()) {
+        const c10::DeviceIndex i = dev.has_index() ? dev.index() : c10::DeviceIndex(0);
+        const auto info = at::accelerator::getMemoryInfo(i);
+        const auto stats = at::accelerator::getDeviceStats(i);
+        *total = int64_t(info.second);
+        return int64_t(info.first) + std::max<int64_t>(0, stats.reserved_bytes[0].current -
+                                                              stats.allocated_bytes[0].current);
+    }
+#else
+    (void)dev;
+#endif
+    *total = -1;
+    return -1;
 }
 
 // Evaluator::set_forward_tokens' default: on a GPU, 2^18 tokens per
@@ -137,8 +160,11 @@ Evaluator::Evaluator(Model &model, const Task &task, Window w, Metric metric)
     if (metric == Metric::Match)
         check_match_task(task);
     M_ = int64_t(task.samples.size());
-    cache_budget_ = default_cache_budget(model.device());
+    const int64_t mb = env_count("BOSCH_TORCH_CACHE_MB");
+    cache_budget_ = mb >= 0 ? mb << 20 : -1; // -1: sized when the cache is built
     forward_tokens_ = default_forward_tokens(model.device());
+    const char *last = std::getenv("BOSCH_TORCH_LAST_LAYER");
+    last_at_rows_ = !(last && std::strcmp(last, "all") == 0);
     make_buckets();
 }
 
@@ -322,6 +348,41 @@ void Evaluator::set_reference(const uint8_t *mask) {
     cache_built_ = false;
 }
 
+void Evaluator::set_last_layer_at_rows(bool on) {
+    if (on == last_at_rows_)
+        return;
+    last_at_rows_ = on;
+    for (Bucket &b : buckets_) // its top layer follows the setting
+        b.cache.clear();
+    cache_built_ = false;
+}
+
+int64_t prefix_cache_budget(int64_t free, int64_t total, int64_t forward_bytes) {
+    if (free < 0 || total <= 0)
+        return -1;
+    return std::max<int64_t>(0, free - forward_bytes - total / 10);
+}
+
+int64_t Evaluator::forward_bytes() const {
+    int64_t tokens = forward_tokens_;
+    if (tokens <= 0) // unbounded: the largest bucket's forward of a batch
+        for (const Bucket &b : buckets_)
+            tokens = std::max<int64_t>(tokens, b.M * b.T * int64_t(batch_));
+    const int64_t width = std::max<int64_t>(
+        model_.hidden(), model_.config().num_attention_heads * model_.config().head_dim);
+    return kForwardCopies * tokens * width * int64_t(c10::elementSize(model_.dtype())) +
+           model_.block_bytes();
+}
+
+int64_t Evaluator::effective_cache_budget() const {
+    if (cache_budget_ >= 0)
+        return cache_budget_;
+    int64_t total = 0;
+    const int64_t free = device_free_bytes(model_.device(), &total);
+    const int64_t sized = prefix_cache_budget(free, total, forward_bytes());
+    return sized >= 0 ? sized : fixed_cache_budget(model_.device());
+}
+
 void Evaluator::set_cache_budget(int64_t bytes) {
     cache_budget_ = std::max<int64_t>(0, bytes);
     for (Bucket &b : buckets_)
@@ -339,10 +400,14 @@ std::vector<int64_t> Evaluator::cached_layers() const {
 }
 
 // Caches the hidden states of the reference mask (all full by default)
-// entering layers 1..L (as many as the budget allows, evenly spaced, the
+// entering layers 1..top (as many as the budget allows, evenly spaced, the
 // same layers for every bucket; layer 0's input is the embedding lookup).
+// top = L - 1 with the last layer at the scored rows: every candidate then
+// runs its last layer through Model::last_layer_at, the reference's own
+// mask too, so that its score has the same arithmetic (rounding) as any
+// other mask's; else top = L (the model's output).
 void Evaluator::build_cache() {
-    const int64_t L = model_.layers();
+    const int64_t L = model_.layers(), top_layer = last_at_rows_ ? L - 1 : L;
     for (Bucket &b : buckets_)
         b.cache.assign(size_t(L + 1), torch::Tensor());
     cache_built_ = true;
@@ -350,16 +415,17 @@ void Evaluator::build_cache() {
     for (const Bucket &b : buckets_)
         rows += b.M * b.T;
     const int64_t per_layer = rows * model_.hidden() * int64_t(c10::elementSize(model_.dtype()));
-    const int64_t fit = per_layer > 0 ? cache_budget_ / per_layer : 0;
+    cache_budget_used_ = effective_cache_budget();
+    const int64_t fit = per_layer > 0 ? cache_budget_used_ / per_layer : 0;
     std::vector<bool> want(size_t(L + 1), false);
     int64_t top = 0;
-    if (fit >= L) {
-        for (int64_t l = 1; l <= L; l++)
+    if (fit >= top_layer) {
+        for (int64_t l = 1; l <= top_layer; l++)
             want[size_t(l)] = true;
-        top = L;
+        top = top_layer;
     } else {
         for (int64_t i = 1; i <= fit; i++) {
-            int64_t l = i * L / (fit + 1);
+            int64_t l = i * top_layer / (fit + 1);
             if (l >= 1) {
                 want[size_t(l)] = true;
                 top = std::max(top, l);
@@ -529,13 +595,13 @@ void Evaluator::score_group(const uint8_t *masks, const std::vector<size_t> &idx
                 const torch::Tensor c = cached_input(b, start);
                 h = k == 1 ? c : c.unsqueeze(0).expand({k, b.M, b.T, H}).reshape({B, b.T, H});
             }
-            h = model_.run_layers(h, unit_masks, w_, start, L);
+            const torch::Tensor hr = scored_hidden(b, k, h, unit_masks, start);
             layer_rows_ += B * (L - start);
             forwards_++;
             std::vector<int64_t> at(static_cast<size_t>(b.M));
             for (int64_t r = 0; r < b.M; r++)
                 at[size_t(r)] = pos[b.members[size_t(r)]];
-            vals.index_copy_(1, torch::tensor(at).to(dev), sample_scores(b, k, h));
+            vals.index_copy_(1, torch::tensor(at).to(dev), sample_scores(b, k, hr));
         }
     }
     torch::Tensor v = vals.to(torch::kCPU).contiguous();
@@ -545,23 +611,34 @@ void Evaluator::score_group(const uint8_t *masks, const std::vector<size_t> &idx
                     size_t(count) * sizeof(double));
 }
 
-torch::Tensor Evaluator::sample_scores(const Bucket &b, int64_t k, const torch::Tensor &h) {
-    const int64_t H = model_.hidden(), B = k * b.M;
-    const torch::Device dev = model_.device();
+torch::Tensor Evaluator::scored_hidden(const Bucket &b, int64_t k, torch::Tensor h,
+                                       const torch::Tensor &units, int64_t start) {
+    const int64_t L = model_.layers(), H = model_.hidden(), B = k * b.M;
+    if (last_at_rows_ && start < L) {
+        h = model_.run_layers(h, units, w_, start, L - 1);
+        // Each sample's scored positions within its sequence, per candidate.
+        torch::Tensor seq = torch::arange(b.M, b.rows.options()).mul_(b.T).unsqueeze(1);
+        torch::Tensor at = (b.rows - seq).repeat({k, 1}); // [B, A]
+        return model_.last_layer_at(h, units, w_, at).reshape({B * b.A, H});
+    }
+    h = model_.run_layers(h, units, w_, start, L);
+    torch::Tensor offs =
+        torch::arange(k, b.rows.options()) * (b.M * b.T);
+    torch::Tensor rows = (b.rows.unsqueeze(0) + offs.view({k, 1, 1})).reshape({-1}); // [B*A]
+    return h.reshape({B * b.T, H}).index_select(0, rows);
+}
+
+torch::Tensor Evaluator::sample_scores(const Bucket &b, int64_t k, const torch::Tensor &hr) {
     // Logits at the scored rows only, in row blocks that bound the fp32
     // logits buffer.
-    torch::Tensor offs =
-        torch::arange(k, torch::TensorOptions().dtype(torch::kInt64).device(dev)) * (b.M * b.T);
-    torch::Tensor rows = (b.rows.unsqueeze(0) + offs.view({k, 1, 1})).reshape({-1}); // [B*A]
     torch::Tensor tg = b.targets.unsqueeze(0).expand({k, b.M, b.A}).reshape({-1});
-    torch::Tensor flat = h.reshape({B * b.T, H});
-    const int64_t R = B * b.A;
+    const int64_t R = k * b.M * b.A;
     const int64_t block =
         std::max<int64_t>(1, model_.block_bytes() / std::max<int64_t>(1, model_.vocab() * 4));
     std::vector<torch::Tensor> parts;
     for (int64_t r0 = 0; r0 < R; r0 += block) {
         const int64_t nr = std::min(block, R - r0);
-        torch::Tensor lg = model_.logits(flat.index_select(0, rows.narrow(0, r0, nr))); // [nr,V]
+        torch::Tensor lg = model_.logits(hr.narrow(0, r0, nr)); // [nr,V]
         torch::Tensor t = tg.narrow(0, r0, nr).unsqueeze(1);
         if (metric_ == Metric::Exact)
             parts.push_back((lg.argmax(-1) == t.squeeze(1)).to(torch::kFloat32));

@@ -19,6 +19,13 @@ enum class Metric { Exact = 0, Logprob = 1, Match = 2 };
 // Shared by the evaluator and the static scorers.
 void check_task(const Model &m, const Task &task, const Window &w);
 
+// The prefix cache's default budget on a device with `free` of `total`
+// bytes left: the free memory less what one forward needs (forward_bytes)
+// and a tenth of the device (the allocator's fragmentation, the scores'
+// temporaries); 0 when nothing is left; -1 when the memory is not known
+// (free < 0 or total <= 0).
+int64_t prefix_cache_budget(int64_t free, int64_t total, int64_t forward_bytes);
+
 class Evaluator {
 public:
     // Throws Failure(BOSCH_E_INVALID) when a task token is >= the vocabulary,
@@ -48,14 +55,25 @@ public:
     // first change. Drops the cache (rebuilt on the next evaluation).
     void set_reference(const uint8_t *mask);
     const std::vector<uint8_t> &reference() const { return reference_; } // empty = all full
-    // Bytes the cache may hold (default: 2 GiB on CPU, 8 GiB on CUDA; the
-    // environment variable BOSCH_TORCH_CACHE_MB overrides the default). When
-    // not every layer fits, evenly spaced layers are cached and a candidate
-    // starts from the highest cached layer not above its first SWA layer.
-    // If the device runs out of memory while the cache is built, the
-    // evaluator continues without it.
+    // Bytes the cache may hold. Default (-1): sized when the cache is built,
+    // on CUDA to the device's free memory (prefix_cache_budget, with
+    // forward_bytes()) where this libtorch reports it (PyTorch 2's
+    // accelerator API), else 8 GiB; 2 GiB on the CPU. The environment
+    // variable BOSCH_TORCH_CACHE_MB, read when the evaluator opens, fixes
+    // it instead. When not every layer fits, evenly spaced layers are
+    // cached and a candidate starts from the highest cached layer not above
+    // its first SWA layer. If the device runs out of memory while the cache
+    // is built, the evaluator continues without it.
     void set_cache_budget(int64_t bytes);
     int64_t cache_budget() const { return cache_budget_; }
+    // The budget the last cache build used (0 before one).
+    int64_t cache_budget_used() const { return cache_budget_used_; }
+    // What one forward holds at its peak, estimated: kForwardCopies
+    // activations of the forward's tokens (forward_tokens(), or the largest
+    // bucket's batch when unbounded) at the model's widest projection, plus
+    // one attention/MLP block (Model::block_bytes).
+    static constexpr int64_t kForwardCopies = 16;
+    int64_t forward_bytes() const;
     // Layers whose input hidden states are cached (empty until first use).
     std::vector<int64_t> cached_layers() const;
     // At most this many tokens (candidates x samples x padded length) per
@@ -74,6 +92,14 @@ public:
     int64_t forward_tokens() const { return forward_tokens_; }
     // Forwards run so far (tests: the bound splits).
     int64_t forwards() const { return forwards_; }
+    // The last layer at the scored positions only (Model::last_layer_at):
+    // the default; off (every position through the last layer, then the
+    // scored rows taken) with the environment variable
+    // BOSCH_TORCH_LAST_LAYER=all when the evaluator opens, or here (drops
+    // the cache: with the lever on it holds layers below the last only).
+    // Scores agree up to the kernels' rounding.
+    void set_last_layer_at_rows(bool on);
+    bool last_layer_at_rows() const { return last_at_rows_; }
 
     // masks: n x (layers * kv_heads) bytes, nonzero = SWA. Writes n scores
     // (mean over samples of the metric). Candidates are grouped by start
@@ -152,18 +178,26 @@ private:
     void score_group(const uint8_t *masks, const std::vector<size_t> &idx, int64_t start,
                      const std::vector<Bucket> &bks, const std::vector<int64_t> &pos,
                      int64_t count, double *values);
-    // Per-sample scores [k, M] (f64) of one bucket from the hidden states h
-    // [k*M, T, H] after the last layer. A metric that scores a greedy
+    // Per-sample scores [k, M] (f64) of one bucket from the hidden states
+    // leaving the last layer at its scored rows, hr [k*M*A, H] in (candidate,
+    // sample, answer position) order. A metric that scores a greedy
     // continuation of N tokens would add its branch here (it decodes from
     // the bucket's prompts instead of reading teacher-forced rows).
-    torch::Tensor sample_scores(const Bucket &b, int64_t k, const torch::Tensor &h);
+    torch::Tensor sample_scores(const Bucket &b, int64_t k, const torch::Tensor &hr);
+    // The rest of a forward of k candidates x b's samples from h entering
+    // layer `start` (units: their masks [k*M, L, G]) to the hidden states
+    // at the scored rows, hr as sample_scores reads them.
+    torch::Tensor scored_hidden(const Bucket &b, int64_t k, torch::Tensor h,
+                                const torch::Tensor &units, int64_t start);
 
     Model &model_;
     Window w_;
     Metric metric_;
     uint32_t batch_ = 1;
     bool cache_on_ = true;
-    int64_t cache_budget_ = 0;
+    int64_t cache_budget_ = -1; // -1: sized when the cache is built
+    int64_t cache_budget_used_ = 0;
+    int64_t effective_cache_budget() const;
     const Task &task_;
     int64_t M_ = 0; // samples
     uint32_t buckets_setting_ = 0;
@@ -172,6 +206,7 @@ private:
     int64_t layer_rows_ = 0;
     int64_t forward_tokens_ = 0;
     int64_t forward_samples_ = 0;
+    bool last_at_rows_ = true;
     std::vector<uint8_t> reference_; // empty = all full
     int64_t forwards_ = 0;
     double noise_ = -1; // < 0: not measured yet

@@ -523,6 +523,89 @@ torch::Tensor Model::run_layers(torch::Tensor h, const torch::Tensor &units, con
     return h;
 }
 
+torch::Tensor Model::last_layer_at(const torch::Tensor &h, const torch::Tensor &units,
+                                   const Window &w, const torch::Tensor &rows) {
+    const int64_t l = layers() - 1;
+    const LayerWeights &L = layers_[size_t(l)];
+    const int64_t B = h.size(0), T = h.size(1), H = h.size(2), R = rows.size(1);
+    const int64_t D = cfg_.head_dim, G = cfg_.num_key_value_heads;
+    const int64_t nH = cfg_.num_attention_heads, r = nH / G;
+    TORCH_CHECK(rows.dim() == 2 && rows.size(0) == B && rows.scalar_type() == torch::kInt64,
+                "last_layer_at: rows must be int64 [B, R]");
+    if (units.defined())
+        TORCH_CHECK(units.dim() == 3 && units.size(0) == B && units.size(1) == layers() &&
+                        units.size(2) == G && units.scalar_type() == torch::kBool,
+                    "last_layer_at: units must be bool [B, layers, kv_heads]");
+    ensure_rope(T);
+    torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);
+    const torch::Tensor x = rms_norm(h, L.input_norm);
+    // Keys and values of every position, as project_qkv computes them.
+    torch::Tensor k = rms_norm(torch::linear(x, L.k_proj).view({B, T, G, D}), L.k_norm).transpose(1, 2);
+    k = (k * cos + rotate_half(k) * sin).contiguous();
+    torch::Tensor v = torch::linear(x, L.v_proj).view({B, T, G, D}).transpose(1, 2).contiguous();
+    // Queries at the rows only, each rotated by its own position.
+    const torch::Tensor flat_rows =
+        (rows + torch::arange(B, rows.options()).mul_(T).unsqueeze(1)).reshape({-1});
+    const torch::Tensor hr = h.reshape({B * T, H}).index_select(0, flat_rows).view({B, R, H});
+    const torch::Tensor xr = x.reshape({B * T, H}).index_select(0, flat_rows).view({B, R, H});
+    torch::Tensor q = rms_norm(torch::linear(xr, L.q_proj).view({B, R, nH, D}), L.q_norm);
+    const torch::Tensor pos = rows.reshape({-1});
+    const torch::Tensor cr = cos.index_select(0, pos).view({B, R, 1, D});
+    const torch::Tensor sr = sin.index_select(0, pos).view({B, R, 1, D});
+    q = (q * cr + rotate_half(q) * sr).permute({0, 2, 1, 3}).contiguous(); // [B, nH, R, D]
+    torch::Tensor q5 = q.view({B, G, r, R, D});
+
+    // Which keys each row sees, as attention() decides it: the config's
+    // window in a layer the config slides, full attention when the window
+    // covers the sequence, else per (batch element, group) unit.
+    const bool layer_slides = size_t(l) < cfg_.layer_sliding.size() &&
+                              cfg_.layer_sliding[size_t(l)] && cfg_.sliding_window < T;
+    const bool window_covers = w.window + w.sink >= T;
+    torch::Tensor swa_units; // bool [B, G, 1, 1, 1] or undefined
+    if (units.defined() && !layer_slides && !window_covers) {
+        torch::Tensor m = units.select(1, l);
+        if (m.any().item<bool>())
+            swa_units = m.view({B, G, 1, 1, 1});
+    }
+    // The masked reference's arithmetic (attend_masked) over tiles of batch
+    // elements x rows that keep the fp32 scores under block_bytes_.
+    const double scale = std::pow(double(D), -0.5);
+    const int64_t per_row = std::max<int64_t>(1, nH * T * 4);
+    const int64_t n_rows = std::max<int64_t>(1, std::min(R, block_bytes_ / per_row));
+    const int64_t n_b = std::max<int64_t>(1, std::min(B, block_bytes_ / (per_row * n_rows)));
+    torch::Tensor out = torch::empty({B, G, r, R, D}, q.options());
+    const torch::Tensor kj = torch::arange(T, rows.options()).view({1, 1, T});
+    for (int64_t b0 = 0; b0 < B; b0 += n_b) {
+        const int64_t nb = std::min(n_b, B - b0);
+        for (int64_t r0 = 0; r0 < R; r0 += n_rows) {
+            const int64_t nr = std::min(n_rows, R - r0);
+            const torch::Tensor qc = q5.narrow(0, b0, nb).narrow(3, r0, nr).reshape({nb, G, r * nr, D});
+            const torch::Tensor kc = k.narrow(0, b0, nb), vc = v.narrow(0, b0, nb);
+            torch::Tensor scores = torch::matmul(qc, kc.transpose(-1, -2)) * scale;
+            scores = scores.view({nb, G, r, nr, T});
+            const torch::Tensor qi = rows.narrow(0, b0, nb).narrow(1, r0, nr).unsqueeze(2); // [nb, nr, 1]
+            torch::Tensor allowed = kj <= qi; // causal [nb, nr, T]
+            if (layer_slides) {
+                allowed = allowed & (kj > qi - cfg_.sliding_window);
+            } else if (swa_units.defined()) {
+                torch::Tensor swa = allowed & ((kj > qi - w.window) | (kj < w.sink));
+                allowed = torch::where(swa_units.narrow(0, b0, nb), swa.unsqueeze(1).unsqueeze(1),
+                                       allowed.unsqueeze(1).unsqueeze(1)); // [nb, G, 1, nr, T]
+            }
+            if (allowed.dim() == 3)
+                allowed = allowed.unsqueeze(1).unsqueeze(1);
+            scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity());
+            torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
+            torch::Tensor oc = torch::matmul(probs.view({nb, G, r * nr, T}), vc);
+            out.narrow(0, b0, nb).narrow(3, r0, nr).copy_(oc.view({nb, G, r, nr, D}));
+        }
+    }
+    // [B, G, r, R, D] -> [B, R, nH * D] (head g*r + i), as attention().
+    torch::Tensor o = out.permute({0, 3, 1, 2, 4}).reshape({B, R, nH * D});
+    torch::Tensor y = hr + torch::linear(o, L.o_proj);
+    return y + mlp(l, rms_norm(y, L.post_norm));
+}
+
 torch::Tensor Model::logits(const torch::Tensor &h) const {
     return torch::linear(rms_norm(h, final_norm_), lm_head_).to(torch::kFloat32);
 }

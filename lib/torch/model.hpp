@@ -94,6 +94,17 @@ public:
     // for all-full. Returns the hidden state entering layer `to`.
     torch::Tensor run_layers(torch::Tensor h, const torch::Tensor &units, const Window &w,
                              int64_t from, int64_t to);
+    // The last layer at selected positions only: h [B, T, H] enters layer
+    // L-1; keys and values come from every position, but queries, o_proj
+    // and the MLP run at rows [B, R] (positions in [0, T), per batch
+    // element) only. Returns the hidden states leaving the last layer at
+    // those rows [B, R, H]: run_layers(h, ..., L-1, L) gathered at `rows`,
+    // up to rounding (the attention of R queries is computed as the masked
+    // reference computes it). What the scores read of a whole forward: the
+    // evaluator's last layer costs its rows, not its T positions. The
+    // hooks are not called.
+    torch::Tensor last_layer_at(const torch::Tensor &h, const torch::Tensor &units,
+                                const Window &w, const torch::Tensor &rows);
     // Final norm + lm_head on selected rows h [..., H] -> fp32 logits [..., V].
     torch::Tensor logits(const torch::Tensor &h) const;
     // Full forward: tokens [B, T] int64, units as above; logits at `positions`

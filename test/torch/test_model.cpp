@@ -464,7 +464,9 @@ static void test_evaluator(bosch_torch_model *m) {
                     "(first call incl. building %lld)\n",
                     metric, (long long)work_plain, (long long)work_cached, (long long)(w1 - w0));
         EXPECT(work_cached < work_plain);
-        EXPECT(e->ev->cached_layers() == (std::vector<int64_t>{1, 2, 3}));
+        // The layers below the last (every mask's last layer runs at its
+        // scored rows).
+        EXPECT(e->ev->cached_layers() == (std::vector<int64_t>{1, 2}));
         // K candidates per forward, with and without the cache.
         EXPECT(bosch_torch_evaluator_set_batch(e, 3) == BOSCH_OK);
         EXPECT(bosch_torch_batch_eval(masks.data(), n, U, batched.data(), e) == BOSCH_OK);
@@ -844,6 +846,62 @@ static void test_reference(bosch_torch_model *m) {
     EXPECT_ST(bosch_torch_evaluator_set_reference(nullptr, nullptr, 0), BOSCH_E_INVALID);
     std::printf("prefix-cache reference: max |score - uncached| %.3g\n", worst);
     EXPECT(worst < 1e-5);
+    bosch_torch_task_free(task);
+}
+
+// The prefix cache's budget: the policy sizing it to a device's free
+// memory, and the CPU's default (no memory to ask: 2 GiB) or the
+// environment's fixed value, as the cache build uses them.
+static void test_cache_budget(bosch_torch_model *m) {
+    const int64_t G = int64_t(1) << 30;
+    EXPECT(prefix_cache_budget(-1, 80 * G, G) == -1);      // not known
+    EXPECT(prefix_cache_budget(40 * G, 0, G) == -1);
+    EXPECT(prefix_cache_budget(100 * G, 140 * G, 26 * G) == 60 * G); // 100 - 26 - 14
+    EXPECT(prefix_cache_budget(10 * G, 140 * G, 2 * G) == 0);        // the margin eats it
+    bosch_torch_task *task = nullptr;
+    EXPECT_ST(created(task = bosch_torch_task_create_niah(50, 24, 3, 1, 2, 2, 0.0, 1.0, 9)),
+              BOSCH_OK);
+    if (!task)
+        return;
+    const std::vector<uint8_t> mask = {0, 0, 0, 1, 0, 0};
+    double score = 0;
+    const char *prev = std::getenv("BOSCH_TORCH_CACHE_MB");
+    const std::string saved = prev ? prev : "";
+    for (const char *env : {(const char *)nullptr, "1", "0"}) {
+        if (env)
+            ::setenv("BOSCH_TORCH_CACHE_MB", env, 1);
+        else
+            ::unsetenv("BOSCH_TORCH_CACHE_MB");
+        bosch_torch_evaluator *e = bosch_torch_evaluator_open(m, task, 3, 1,
+                                                              BOSCH_TORCH_METRIC_LOGPROB);
+        EXPECT(e != nullptr);
+        if (!e)
+            continue;
+        const bool on_cpu = e->ev->forward_tokens() == 0;
+        EXPECT(e->ev->cache_budget() == (env ? std::atoll(env) << 20 : -1));
+        EXPECT(e->ev->cache_budget_used() == 0); // no build yet
+        // Unbounded forwards: the largest bucket's (3 samples x 25
+        // positions, batch 1) at the widest projection, 16 copies, plus one
+        // block.
+        const Qwen3Config &c = m->model->config();
+        const int64_t width =
+            std::max<int64_t>(c.hidden_size, c.num_attention_heads * c.head_dim);
+        if (on_cpu)
+            EXPECT(e->ev->forward_bytes() ==
+                   16 * 75 * width * 4 + m->model->block_bytes());
+        EXPECT_ST(bosch_torch_batch_eval(mask.data(), 1, mask.size(), &score, e), BOSCH_OK);
+        if (!env && on_cpu)
+            EXPECT(e->ev->cache_budget_used() == 2 * G);
+        if (env)
+            EXPECT(e->ev->cache_budget_used() == std::atoll(env) << 20);
+        // A few KiB per cached layer here: 1 MiB holds them all, 0 none.
+        EXPECT(e->ev->cached_layers().empty() == (env && std::atoll(env) == 0));
+        bosch_torch_evaluator_free(e);
+    }
+    if (prev)
+        ::setenv("BOSCH_TORCH_CACHE_MB", saved.c_str(), 1);
+    else
+        ::unsetenv("BOSCH_TORCH_CACHE_MB");
     bosch_torch_task_free(task);
 }
 
@@ -1229,14 +1287,17 @@ static void test_jsonl_errors() {
 
 // A tiny checkpoint (gqa_spec) whose config makes layer 1 of 3 slide over 3
 // tokens in every group (use_sliding_window, layer_types).
-static std::string write_hybrid_model(const std::string &name) {
+static std::string write_hybrid_model(const std::string &name,
+                                      std::vector<const char *> types = {
+                                          "full_attention", "sliding_attention",
+                                          "full_attention"}) {
     const TinySpec spec = gqa_spec();
     const std::string dir = write_model(name, spec);
     json_object *r = json_tokener_parse(tiny_config_json(spec).c_str());
     json_object_object_add(r, "use_sliding_window", json_object_new_boolean(1));
     json_object_object_add(r, "sliding_window", json_object_new_int(3));
     json_object *lt = json_object_new_array();
-    for (const char *t : {"full_attention", "sliding_attention", "full_attention"})
+    for (const char *t : types)
         json_object_array_add(lt, json_object_new_string(t));
     json_object_object_add(r, "layer_types", lt);
     EXPECT(write_file(dir + "/config.json", json_object_to_json_string(r)).empty());
@@ -1416,6 +1477,131 @@ static void test_banded_equals_masked(const std::string &dir) {
                 compared, mattered, others);
 }
 
+// Model::last_layer_at (the evaluator's last layer at the scored rows only)
+// equals the whole last layer gathered at those rows, on the plain and the
+// hybrid checkpoint (whose last layer the config slides), for full, sliding
+// and mixed units per batch element, sinks, windows at and beyond the
+// sequence, rows at both ends and repeated, and row tiles of one row; then
+// the evaluator's scores with the lever on and off.
+static void test_last_layer_at(const std::string &dir) {
+    const torch::Device dev(test_device());
+    // The hybrid checkpoint whose last layer slides over 3 tokens.
+    const std::string hdir = write_hybrid_model(
+        "hybrid_last", {"full_attention", "full_attention", "sliding_attention"});
+    struct Geo {
+        int64_t T, window, sink;
+    };
+    const Geo geos[] = {{1, 1, 0},   {9, 8, 2},  {40, 1, 3}, {70, 16, 20},
+                        {20, 4, 50}, {66, 65, 1}, {50, 5, 0}, {33, 8, 1}};
+    std::mt19937 rng(5);
+    double worst = 0;
+    int mattered = 0, compared = 0;
+    for (const std::string &d : {dir, hdir}) {
+        auto m = Model::load(d, dev, torch::kFloat32);
+        const int64_t L = m->layers(), G = m->kv_heads(), V = m->vocab(), B = 4;
+        for (const Geo &geo : geos)
+            for (int64_t bb : {int64_t(0), int64_t(4096)}) {
+                const int64_t T = geo.T;
+                torch::Tensor tok =
+                    to_i64(random_tokens(size_t(B * T), int32_t(V), uint32_t(rng())), B, T);
+                torch::Tensor units = torch::zeros({B, L, G}, torch::kBool);
+                auto acc = units.accessor<bool, 3>();
+                for (int64_t b = 0; b < B; b++)
+                    for (int64_t l = 0; l < L; l++)
+                        for (int64_t g = 0; g < G; g++)
+                            acc[b][l][g] = b == 1 || (b == 2 && rng() % 2) ||
+                                           (b == 3 && (l + g) % 2 == 0);
+                // Rows per element: the last position, the first, a repeat,
+                // and random ones.
+                const int64_t R = 5;
+                torch::Tensor rows = torch::empty({B, R}, torch::kInt64);
+                auto ra = rows.accessor<int64_t, 2>();
+                for (int64_t b = 0; b < B; b++) {
+                    ra[b][0] = T - 1, ra[b][1] = 0, ra[b][2] = T - 1;
+                    for (int64_t j = 3; j < R; j++)
+                        ra[b][j] = int64_t(rng() % uint32_t(T));
+                }
+                Window w;
+                w.window = geo.window;
+                w.sink = geo.sink;
+                tok = tok.to(dev), units = units.to(dev), rows = rows.to(dev);
+                const int64_t def = m->block_bytes();
+                m->set_block_bytes(bb ? bb : def);
+                torch::Tensor h = m->run_layers(m->embed(tok), units, w, 0, L - 1);
+                torch::Tensor whole = m->run_layers(h, units, w, L - 1, L);
+                torch::Tensor want =
+                    whole.gather(1, rows.unsqueeze(2).expand({B, R, whole.size(2)}));
+                torch::Tensor got = m->last_layer_at(h, units, w, rows);
+                m->set_block_bytes(def);
+                EXPECT(got.sizes() == want.sizes());
+                const double diff = max_diff(got, want);
+                if (!(diff < 1e-5))
+                    std::fprintf(stderr, "last_layer_at (%s): T=%lld window=%lld sink=%lld "
+                                         "block=%lld: max abs diff %.3g\n",
+                                 d == dir ? "plain" : "hybrid", (long long)T,
+                                 (long long)geo.window, (long long)geo.sink, (long long)bb, diff);
+                EXPECT(diff < 1e-5);
+                worst = std::max(worst, diff);
+                // The plain model's last-layer units matter here (else
+                // vacuous; the hybrid's last layer slides whatever they say).
+                if (d == dir) {
+                    torch::Tensor full = m->run_layers(h, torch::Tensor(), w, L - 1, L);
+                    compared++;
+                    if (max_diff(full, whole) > 1e-3)
+                        mattered++;
+                }
+            }
+        bool refused = false; // rows of another batch size
+        try {
+            m->last_layer_at(torch::zeros({1, 3, m->hidden()}).to(dev), torch::Tensor(), Window(),
+                             torch::zeros({2, 1}, torch::kInt64).to(dev));
+        } catch (const std::exception &) {
+            refused = true;
+        }
+        EXPECT(refused);
+    }
+    EXPECT(mattered >= compared / 3);
+
+    // The evaluator, lever on (the default) and off, on prompts of mixed
+    // lengths and answers of several tokens, with and without the cache.
+    bosch_torch_task *task = nullptr;
+    EXPECT_ST(created(task = bosch_torch_task_create_niah(50, 24, 5, 3, 2, 2, 0.5, 1.0, 4)),
+              BOSCH_OK);
+    bosch_torch_model *cm = nullptr;
+    EXPECT_ST(created(cm = bosch_torch_model_open_device(dir.c_str(), test_device(),
+                                                         BOSCH_TORCH_DTYPE_F32)),
+              BOSCH_OK);
+    if (task && cm) {
+        const size_t U = 6;
+        const std::vector<uint8_t> masks = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1,
+                                            0, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1};
+        for (int metric : {BOSCH_TORCH_METRIC_LOGPROB, BOSCH_TORCH_METRIC_EXACT})
+            for (int cache : {0, 1}) {
+                std::vector<double> on(4), off(4);
+                for (bool lever : {true, false}) {
+                    bosch_torch_evaluator *e = bosch_torch_evaluator_open(cm, task, 3, 1, metric);
+                    EXPECT(e != nullptr);
+                    if (!e)
+                        continue;
+                    EXPECT(e->ev->last_layer_at_rows()); // the default
+                    e->ev->set_last_layer_at_rows(lever);
+                    EXPECT_ST(bosch_torch_evaluator_set_prefix_cache(e, cache), BOSCH_OK);
+                    EXPECT_ST(bosch_torch_batch_eval(masks.data(), 4, U, (lever ? on : off).data(),
+                                                     e),
+                              BOSCH_OK);
+                    bosch_torch_evaluator_free(e);
+                }
+                for (size_t c = 0; c < 4; c++)
+                    EXPECT(std::fabs(on[c] - off[c]) < 1e-5);
+            }
+    }
+    bosch_torch_model_free(cm);
+    bosch_torch_task_free(task);
+    std::printf("last layer at scored rows: max |diff| %.3g over %zu forwards (%d of the plain "
+                "model's %d where the last layer's units matter)\n",
+                worst, 2 * std::size(geos) * 2, mattered, compared);
+}
+
 // Prompts longer than the model's max_position_embeddings are refused when
 // the evaluator opens, naming the sample and both lengths.
 static void test_max_positions() {
@@ -1505,6 +1691,7 @@ int main() {
             test_evaluator(m);
             test_mixed_lengths(m);
             test_reference(m);
+            test_cache_budget(m);
             test_request_eval(m);
             test_optimizer(m);
         }
@@ -1512,6 +1699,7 @@ int main() {
         test_unit_locality(dir);
         test_hybrid(dir);
         test_banded_equals_masked(dir);
+        test_last_layer_at(dir);
         test_threads_same_result();
         test_max_positions();
         test_gqa_mapping(gqa_spec());

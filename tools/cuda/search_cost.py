@@ -16,14 +16,23 @@ Three steps, each printed with how it was measured:
    (the build's cli_make_tiny_checkpoint) opened by libbosch-torch on the
    device; an Evaluator over one NIAH prompt of --context tokens times
    Evaluator.score (best of --reps after a warm-up):
-     h    = an all-full mask with the prefix cache on (every layer cached:
-            the cached input, final norm, LM head at the scored positions
-            and the metric; no layer runs),
+     h    = an all-full mask with the prefix cache on and the last layer
+            over every position (BOSCH_TORCH_LAST_LAYER=all: every layer's
+            output cached; the cached input, final norm, LM head at the
+            scored positions and the metric; no layer runs),
      c(s) = (time of a mask with s sliding groups in every layer, prefix
-            cache off, minus h) / calib-layers, for s in {0, 1, G/2, G-1, G}
-            (linear in between): one layer's cost per prompt.
+            cache off, every layer over every position
+            (BOSCH_TORCH_LAST_LAYER=all), minus h) / calib-layers, for s in
+            {0, 1, G/2, G-1, G} (linear in between): one layer's cost per
+            prompt,
+     c_last(s) = the last layer at the scored positions only (the
+            evaluator's default, whose cache holds the layers below the
+            last): the time of a mask all full below the last layer and
+            with s groups sliding there, from the warm cache, minus h.
 3. Price. Each recorded request costs k x (sum over layers l >= start of
-   c(s_l) + h): k = max(1, ceil(fidelity x prompts)) prompts, s_l its
+   c(s_l) + h), the last layer at c_last(s) (and, in the column "last layer
+   over every position", at c(s): that lever off): k = max(1, ceil(fidelity
+   x prompts)) prompts, s_l its
    sliding groups in layer l, `start` the evaluator's start layer (the
    highest cached layer not above the mask's first SWA layer, with the
    cache's layers chosen as libbosch-torch chooses them for a budget of
@@ -113,14 +122,16 @@ def layer_groups(mask, L, G):
     return [sum(mask[l * G:(l + 1) * G]) for l in range(L)]
 
 
-def cached_layers(L, per_layer_bytes, budget_bytes):
+def cached_layers(L, per_layer_bytes, budget_bytes, last_at_rows=True):
     """The layers whose inputs libbosch-torch caches for a budget
-    (Evaluator::build_cache): every layer 1..L when they fit, else `fit`
-    evenly spaced ones."""
+    (Evaluator::build_cache): every layer 1..top when they fit, else `fit`
+    evenly spaced ones; top = L - 1 with the last layer at the scored
+    positions (every candidate runs its last layer), else L."""
+    top = L - 1 if last_at_rows else L
     fit = budget_bytes // per_layer_bytes if per_layer_bytes > 0 else 0
-    if fit >= L:
-        return set(range(1, L + 1))
-    return {i * L // (fit + 1) for i in range(1, fit + 1)} - {0}
+    if fit >= top:
+        return set(range(1, top + 1))
+    return {i * top // (fit + 1) for i in range(1, fit + 1)} - {0}
 
 
 def start_layer(mask, L, G, cache, ref=None):
@@ -144,13 +155,14 @@ def first_change(batches, refs, L, G):
     return sum(firsts) / len(firsts) if firsts else float("nan")
 
 
-def price(batches, refs, L, G, prompts, c, h, cache):
+def price(batches, refs, L, G, prompts, c, h, cache, c_last=None):
     """Device-seconds of the recorded requests (see the docstring), the
     cache's builds included; also the layers run per evaluation on average.
     refs[i]: the evaluator's reference (bosch_torch_evaluator_set_reference)
     while batch i is scored, None = all full; every change rebuilds the
     cache (every prompt through the layers below the highest cached one,
-    under the reference's masks)."""
+    under the reference's masks). c_last[s]: the last layer's cost (None:
+    c, the last layer over every position)."""
     total, layers_run, n = 0.0, 0, 0
     built, current = False, None  # the evaluator starts all full
     for i, batch in enumerate(batches):
@@ -165,7 +177,9 @@ def price(batches, refs, L, G, prompts, c, h, cache):
             k = max(1, math.ceil(fid * prompts - 1e-9))
             st = start_layer(mask, L, G, cache, ref)
             sg = layer_groups(mask, L, G)
-            total += k * (sum(c[sg[l]] for l in range(st, L)) + h)
+            total += k * (sum(c[sg[l]] for l in range(st, L - 1)) + h)
+            if st < L:
+                total += k * (c_last or c)[sg[L - 1]]
             layers_run += L - st
             n += 1
     return total, layers_run / max(1, n)
@@ -249,30 +263,52 @@ def main():
                     return best
 
                 U = nL * G
+                pts = sorted({0, 1, G // 2, G - 1, G})
+                cs, cls = {}, {}
+                # h and c(s) with every layer over every position (the
+                # variable is read when an evaluator opens).
+                os.environ["BOSCH_TORCH_LAST_LAYER"] = "all"
+                try:
+                    with backend.Evaluator(model, task, window=a.window, sink=a.sink,
+                                           prefix_cache=True) as ev:
+                        h = timed(ev, bytes(U))
+                    with backend.Evaluator(model, task, window=a.window, sink=a.sink,
+                                           prefix_cache=False) as ev:
+                        for s in pts:
+                            mask = bytes(([1] * s + [0] * (G - s)) * nL)
+                            cs[s] = max(0.0, (timed(ev, mask) - h) / nL)
+                finally:
+                    del os.environ["BOSCH_TORCH_LAST_LAYER"]
+                # c_last(s): the default evaluator caches the layers below the
+                # last (all full) and runs every mask's last layer at the
+                # scored positions.
                 with backend.Evaluator(model, task, window=a.window, sink=a.sink,
                                        prefix_cache=True) as ev:
-                    h = timed(ev, bytes(U))
-                pts = sorted({0, 1, G // 2, G - 1, G})
-                cs = {}
-                with backend.Evaluator(model, task, window=a.window, sink=a.sink,
-                                       prefix_cache=False) as ev:
                     for s in pts:
-                        mask = bytes(([1] * s + [0] * (G - s)) * nL)
-                        cs[s] = max(0.0, (timed(ev, mask) - h) / nL)
-                c = []
-                for s in range(G + 1):  # linear between the measured points
-                    lo = max(p for p in pts if p <= s)
-                    hi = min(p for p in pts if p >= s)
-                    c.append(cs[lo] if hi == lo else
-                             cs[lo] + (cs[hi] - cs[lo]) * (s - lo) / (hi - lo))
-                calib_rows.append((name, h, cs))
+                        last = [1] * s + [0] * (G - s)
+                        cls[s] = max(0.0, timed(ev, bytes([0] * (U - G) + last)) - h)
+
+                def interpolate(at):  # linear between the measured points
+                    out = []
+                    for s in range(G + 1):
+                        lo = max(p for p in pts if p <= s)
+                        hi = min(p for p in pts if p >= s)
+                        out.append(at[lo] if hi == lo else
+                                   at[lo] + (at[hi] - at[lo]) * (s - lo) / (hi - lo))
+                    return out
+                c, c_last = interpolate(cs), interpolate(cls)
+                calib_rows.append((name, h, cs, cls))
                 per_layer = a.prompts * a.context * sh["hidden"] * DTYPE_BYTES[a.dtype]
                 priced = []
                 for gib in budgets:
                     cache = cached_layers(L, per_layer, int(gib * (1 << 30)))
+                    cache_off = cached_layers(L, per_layer, int(gib * (1 << 30)), False)
                     for kind in (references if cache else ["all full"]):
-                        s, run = price(batches, references[kind], L, G, a.prompts, c, h, cache)
-                        priced.append((gib, len(cache), kind, s, run))
+                        s, run = price(batches, references[kind], L, G, a.prompts, c, h, cache,
+                                       c_last)
+                        s_off, _ = price(batches, references[kind], L, G, a.prompts, c, h,
+                                         cache_off)
+                        priced.append((gib, len(cache), kind, s, run, s_off))
                 replay = {}
                 if a.replay:
                     # The recorded requests through the real evaluator, as the
@@ -281,7 +317,7 @@ def main():
                     # reference changes before a batch (the evaluator reads
                     # its cache budget from the environment when it opens).
                     os.environ["BOSCH_TORCH_CACHE_MB"] = str(int(budgets[0] * 1024))
-                    for gib, _n, kind, _s, _r in priced:
+                    for gib, _n, kind, _s, _r, _o in priced:
                         if gib != budgets[0]:
                             continue
                         refs = references[kind]
@@ -300,30 +336,37 @@ def main():
                             replay[kind] = time.perf_counter() - t0
                 rows.append((name, L, G, n_eval, sizes, lib_s, quality, first, priced, replay))
         out("Calibration (one prompt; seconds): h = cached input to scores, no layer run; "
-            "c(s) = one layer with s of G groups sliding.\n")
+            "c(s) = one layer with s of G groups sliding; c_last(s) = the last layer at the "
+            "scored positions only.\n")
         out("| shape | h | " + " | ".join(f"c(s), s = {s}" for s in ("0", "1", "G/2", "G-1", "G"))
-            + " | c(G) / c(0) |")
-        out("|---|---|---|---|---|---|---|---|")
-        for name, h, cs in calib_rows:
+            + " | c(G) / c(0) | c_last(0) | c_last(G) | c_last(0) / c(0) |")
+        out("|---|---|---|---|---|---|---|---|---|---|---|")
+
+        def ratio(x, y):
+            return f"{x / y:.2f}" if y > 0 else ""
+        for name, h, cs, cls in calib_rows:
             G = SHAPES[name]["kv_heads"]
             vals = [cs[s] for s in (0, 1, G // 2, G - 1, G)]
             out(f"| {name} | {h:.4f} | " + " | ".join(f"{v:.4f}" for v in vals) +
-                f" | {cs[G] / cs[0]:.2f} |" if cs[0] > 0 else " | |")
+                f" | {ratio(cs[G], cs[0])} | {cls[0]:.4f} | {cls[G]:.4f} | "
+                f"{ratio(cls[0], cs[0])} |")
         out("\nThe search (recorded on the testbed, priced per cache budget):\n")
         out("| shape | units | evaluations | batches (size: count) | result's clean score | "
             "library s (search's own time) | library ms / evaluation | first layer differing "
             "from the incumbent / the working mask (mean) | cache GiB | layers cached | cache reference | "
-            "layers run / evaluation | device-s per search | device-hours |" +
+            "layers run / evaluation | device-s per search | device-hours | device-s, last layer "
+            "over every position |" +
             (" replay measured s | replay / priced |" if a.replay else ""))
-        out("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if a.replay else ""))
+        out("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" +
+            ("---|---|" if a.replay else ""))
         for name, L, G, n_eval, sizes, lib_s, quality, first, priced, replay in rows:
             sz = ", ".join(f"{k}: {v}" for k, v in sorted(sizes.items()))
-            for i, (gib, ncache, kind, s, run) in enumerate(priced):
+            for i, (gib, ncache, kind, s, run, s_off) in enumerate(priced):
                 head = (f"| {name} | {L}x{G} | {n_eval} | {sz} | {quality:.4f} | {lib_s:.3f} | "
                         f"{1e3 * lib_s / max(1, n_eval):.3f} | {first[0]:.1f} / {first[1]:.1f} of {L} |" if i == 0
                         else "| | | | | | | | |")
                 line = (f"{head} {gib:g} | {ncache} | {kind} | {run:.1f} | {s:.1f} | "
-                        f"{s / 3600:.2f} |")
+                        f"{s / 3600:.2f} | {s_off:.1f} |")
                 if a.replay:
                     r = replay.get(kind) if gib == budgets[0] else None
                     line += f" {r:.2f} | {r / s:.2f} |" if r is not None else " | |"
