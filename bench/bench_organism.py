@@ -3,8 +3,11 @@
 masks in the same order, scored side by side in one process by
 
   default      libbosch-torch's evaluator as `bosch search` opens it
-               (one candidate per forward, prefix cache on);
+               (one candidate per forward, prefix cache on, the last
+               layer at the scored positions only);
   one          libbosch-torch, one candidate per forward, no prefix cache;
+  whole last   the default with the last layer over every position
+               (BOSCH_TORCH_LAST_LAYER=all: that lever off);
   pytorch      a straightforward PyTorch forward written in Python: the
                organism's own training module (tools/train_organism.Qwen3),
                one candidate per pass with all prompts in one batch, masks
@@ -131,6 +134,12 @@ def main():
                 ("one candidate per forward, no cache", run_backend(1, False)),
                 ("plain PyTorch (Python, one candidate per pass)",
                  timed(lambda: [plain(m) for m in masks]))]
+        os.environ["BOSCH_TORCH_LAST_LAYER"] = "all"  # read when the evaluator opens
+        try:
+            rows.append(("default, the last layer over every position",
+                         run_backend(a.eval_batch, True)))
+        finally:
+            del os.environ["BOSCH_TORCH_LAST_LAYER"]
     plain_time, ref = rows[2][1][0], rows[2][1][1]
     n = len(masks)
     print(f"# Organism evaluation speed (bench_organism.py)\n\n{model_dir}: {n} masks of one "

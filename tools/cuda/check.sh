@@ -11,6 +11,8 @@
 #   4. a whole search, costed: the default search's requests priced at
 #      Qwen3-1.7B / 8B / 14B / 30B-A3B shapes, 32k tokens x 64 prompts,
 #      budget 500 (tools/cuda/search_cost.py);
+#   4b. does a batch keep the device busy: 8 candidates at 8B shapes, 8
+#      prompts of 8k, under torch.profiler (tools/cuda/device_busy.py);
 #   5. the torch and cli suites with BOSCH_TEST_DEVICE=cuda;
 #   5b. decode through the hybrid KV cache (issue 38, bench/bench_generate):
 #      Qwen3-8B's layer shapes with LAYERS layers, bf16: the cache against
@@ -31,8 +33,8 @@
 #
 # --out DIR (default ./cuda-check): the report cuda-check.md and every log.
 # --budget S (default 450): the steps' time limits add up to S seconds
-#   (build 20%, parity 15%, timing 15%, search cost 10%, suites 20%, decode
-#   10%, MPI 10%: each command of a step gets its share).
+#   (build 20%, parity 15%, timing 15%, search cost 10%, device busy 5%,
+#   suites 15%, decode 10%, MPI 10%: each command of a step gets its share).
 # --dry-run (CI, no GPU): checks what can be checked without one, on the CPU:
 #   the script's own syntax, the Python tools compile, the deb unpacking and
 #   .pc rewriting when --debs is given, the meson flags for a PyTorch prefix
@@ -259,7 +261,7 @@ if [ "$DRY" = 1 ]; then
   run syntax bash -n "$0"
   run py-compile "$PY" -m py_compile "$ROOT/tools/hf_parity.py" "$ROOT"/tools/parity/*.py \
     "$ROOT/tools/cuda/time_eval.py" "$ROOT/tools/cuda/search_cost.py" \
-    "$ROOT/tools/cuda/qwen3_shapes.py"
+    "$ROOT/tools/cuda/device_busy.py" "$ROOT/tools/cuda/qwen3_shapes.py"
   say "would build: ${SETUP[*]} BUILD && ninja -C BUILD"
   B=${BUILD:-$ROOT/build}
   B=$(cd "$B" && pwd)
@@ -323,9 +325,18 @@ run search-cost "$PY" "$ROOT/tools/cuda/search_cost.py" --make-checkpoint \
   --cache-gib 0,8,96 --out "$OUT/search_cost.md"
 [ -f "$OUT/search_cost.md" ] && cat "$OUT/search_cost.md" >>"$REPORT"
 
+# 6b. Does a batch of candidates keep the device busy (issue 34, item 4):
+#     the default evaluator under torch.profiler, busy share and gaps.
+step "Device busy during a batch"
+LIMIT=$((BUDGET * 5 / 100))
+run device-busy "$PY" "$ROOT/tools/cuda/device_busy.py" --make-checkpoint \
+  "$B/test/cli/cli_make_tiny_checkpoint" --device cuda --dtype bf16 --shape 8b \
+  --layers "$LAYERS" --context 8192 --prompts 8 --candidates 8 --out "$OUT/device_busy.md"
+[ -f "$OUT/device_busy.md" ] && cat "$OUT/device_busy.md" >>"$REPORT"
+
 # 7. The backend and command suites, their device-portable checks on CUDA.
 step "Suites on CUDA"
-LIMIT=$((BUDGET * 20 / 100))
+LIMIT=$((BUDGET * 15 / 100))
 run torch-tests env BOSCH_TEST_DEVICE=cuda meson test -C "$B" --suite torch --print-errorlogs \
   --num-processes 4
 run cli-tests meson test -C "$B" --suite cli --print-errorlogs --num-processes 4
