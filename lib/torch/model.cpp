@@ -326,22 +326,35 @@ torch::Tensor Model::heads_f32(const torch::Tensor &x2, const torch::Tensor &pro
 void Model::project_qkv(const LayerWeights &L, const torch::Tensor &x, torch::Tensor &q,
                         torch::Tensor &k, torch::Tensor &v) {
     const int64_t B = x.size(0), T = x.size(1), D = cfg_.head_dim;
-    const int64_t G = cfg_.num_key_value_heads, nH = cfg_.num_attention_heads;
+    const int64_t nH = cfg_.num_attention_heads;
+    ensure_rope(T);
+    torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);
+    if (x.scalar_type() == torch::kFloat32 && x.device().is_cpu()) {
+        q = heads_f32(x.reshape({B * T, x.size(2)}), L.q_proj, L.q_norm, B, T, nH, cos, sin,
+                      ws_.q);
+    } else {
+        q = rms_norm(torch::linear(x, L.q_proj).view({B, T, nH, D}), L.q_norm).transpose(1, 2);
+        q = (q * cos + rotate_half(q) * sin).contiguous();
+    }
+    project_kv(L, x, k, v);
+}
+
+void Model::project_kv(const LayerWeights &L, const torch::Tensor &x, torch::Tensor &k,
+                       torch::Tensor &v) {
+    const int64_t B = x.size(0), T = x.size(1), D = cfg_.head_dim;
+    const int64_t G = cfg_.num_key_value_heads;
     ensure_rope(T);
     torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);
     if (x.scalar_type() == torch::kFloat32 && x.device().is_cpu()) {
         torch::Tensor x2 = x.reshape({B * T, x.size(2)});
-        q = heads_f32(x2, L.q_proj, L.q_norm, B, T, nH, cos, sin, ws_.q);
         k = heads_f32(x2, L.k_proj, L.k_norm, B, T, G, cos, sin, ws_.k);
         torch::Tensor p = take(ws_.proj, B * T * G * D, x.options()).view({B * T, G * D});
         at::mm_out(p, x2, L.v_proj.t());
         v = take(ws_.v, B * G * T * D, x.options()).view({B, G, T, D});
         v.copy_(p.view({B, T, G, D}).transpose(1, 2));
     } else {
-        q = rms_norm(torch::linear(x, L.q_proj).view({B, T, nH, D}), L.q_norm).transpose(1, 2);
         k = rms_norm(torch::linear(x, L.k_proj).view({B, T, G, D}), L.k_norm).transpose(1, 2);
         v = torch::linear(x, L.v_proj).view({B, T, G, D}).transpose(1, 2).contiguous();
-        q = (q * cos + rotate_half(q) * sin).contiguous();
         k = (k * cos + rotate_half(k) * sin).contiguous();
     }
 }
@@ -400,6 +413,47 @@ void Model::attend_kernels(const torch::Tensor &q5, const torch::Tensor &k,
     }
 }
 
+namespace {
+
+// Which keys `kj` a query at position `qi` may attend (shapes broadcast):
+// causal; within the config's window in a layer the config slides; within
+// sink + window for the sliding units (swa_units, bool, broadcast over the
+// leading dimensions; undefined = none). attend_masked and last_layer_at
+// apply it alike.
+torch::Tensor allowed_keys(const torch::Tensor &qi, const torch::Tensor &kj,
+                           const torch::Tensor &swa_units, bool layer_slides,
+                           int64_t config_window, const Window &w) {
+    torch::Tensor allowed = kj <= qi;
+    if (layer_slides)
+        return allowed & (kj > qi - config_window);
+    if (swa_units.defined())
+        return torch::where(swa_units, allowed & ((kj > qi - w.window) | (kj < w.sink)), allowed);
+    return allowed;
+}
+
+} // namespace
+
+// How layer `l` attends over T positions, for attention() and last_layer_at:
+// a layer the config makes sliding (hybrid models) slides in every group,
+// over the config's window without sink tokens, whatever the unit mask. A
+// window that covers the sequence (every query sees every earlier key:
+// window + sink >= T) is full attention and takes the full kernel, so that
+// it is full attention bit for bit whatever the kernels: on PyTorch 2 the
+// full path is one causal fused call and the banded one masked chunks (or
+// tiles), and the two round differently. Else the units of layer l that
+// slide, bool [B, G, 1, 1, 1], undefined when none does.
+torch::Tensor Model::sliding_units(int64_t l, const torch::Tensor &units, const Window &w,
+                                   int64_t T, bool *layer_slides) const {
+    *layer_slides = size_t(l) < cfg_.layer_sliding.size() && cfg_.layer_sliding[size_t(l)] &&
+                    cfg_.sliding_window < T;
+    if (!units.defined() || *layer_slides || w.window + w.sink >= T)
+        return torch::Tensor();
+    torch::Tensor m = units.select(1, l); // [B, G]
+    if (!m.any().item<bool>())
+        return torch::Tensor();
+    return m.view({m.size(0), m.size(1), 1, 1, 1});
+}
+
 void Model::attend_masked(const torch::Tensor &q5, const torch::Tensor &k,
                           const torch::Tensor &v, torch::Tensor &out,
                           const torch::Tensor &swa_units, bool layer_slides, const Window &w) {
@@ -425,13 +479,9 @@ void Model::attend_masked(const torch::Tensor &q5, const torch::Tensor &k,
 
         torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
         torch::Tensor kj = torch::arange(0, t1, i64).unsqueeze(0);  // [1, t1]
-        torch::Tensor allowed = kj <= qi;                            // causal [n, t1]
-        if (layer_slides) {
-            allowed = allowed & (kj > qi - cfg_.sliding_window);
-        } else if (swa_units.defined()) {
-            torch::Tensor swa = allowed & ((kj > qi - w.window) | (kj < w.sink));
-            allowed = torch::where(swa_units, swa, allowed); // [B, G, 1, n, t1]
-        }
+        // [n, t1], or [B, G, 1, n, t1] with sliding units
+        torch::Tensor allowed =
+            allowed_keys(qi, kj, swa_units, layer_slides, cfg_.sliding_window, w);
         scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity());
         torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q5.scalar_type());
         torch::Tensor oc = torch::matmul(probs.view({B, G, r * n, t1}), vc); // [B,G,r*n,D]
@@ -454,23 +504,8 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
     torch::Tensor q5 = q.view({B, G, r, T, D});
     torch::Tensor out = torch::empty({B, G, r, T, D}, q.options());
 
-    // A layer the config makes sliding (hybrid models) slides in every group,
-    // over the config's window without sink tokens, whatever the unit mask.
-    // A window that covers the sequence (every query sees every earlier key:
-    // window + sink >= T) is full attention and takes the full kernel, so
-    // that it is full attention bit for bit whatever the kernels: on
-    // PyTorch 2 the full path is one causal fused call and the banded one
-    // masked chunks (or tiles), and the two round differently.
-    const bool layer_slides = size_t(layer) < cfg_.layer_sliding.size() &&
-                              cfg_.layer_sliding[size_t(layer)] && cfg_.sliding_window < T;
-    const bool window_covers = w.window + w.sink >= T;
-    // Per-batch-element unit masks of this layer.
-    torch::Tensor swa_units; // bool [B, G, 1, 1, 1] or undefined
-    if (units.defined() && !layer_slides && !window_covers) {
-        torch::Tensor m = units.select(1, layer); // [B, G]
-        if (m.any().item<bool>())
-            swa_units = m.view({B, G, 1, 1, 1});
-    }
+    bool layer_slides = false;
+    const torch::Tensor swa_units = sliding_units(layer, units, w, T, &layer_slides);
 
     if (masked_attention_)
         attend_masked(q5, k, v, out, swa_units, layer_slides, w);
@@ -536,13 +571,10 @@ torch::Tensor Model::last_layer_at(const torch::Tensor &h, const torch::Tensor &
         TORCH_CHECK(units.dim() == 3 && units.size(0) == B && units.size(1) == layers() &&
                         units.size(2) == G && units.scalar_type() == torch::kBool,
                     "last_layer_at: units must be bool [B, layers, kv_heads]");
-    ensure_rope(T);
-    torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);
     const torch::Tensor x = rms_norm(h, L.input_norm);
-    // Keys and values of every position, as project_qkv computes them.
-    torch::Tensor k = rms_norm(torch::linear(x, L.k_proj).view({B, T, G, D}), L.k_norm).transpose(1, 2);
-    k = (k * cos + rotate_half(k) * sin).contiguous();
-    torch::Tensor v = torch::linear(x, L.v_proj).view({B, T, G, D}).transpose(1, 2).contiguous();
+    torch::Tensor k, v; // of every position
+    project_kv(L, x, k, v);
+    torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);
     // Queries at the rows only, each rotated by its own position.
     const torch::Tensor flat_rows =
         (rows + torch::arange(B, rows.options()).mul_(T).unsqueeze(1)).reshape({-1});
@@ -555,18 +587,9 @@ torch::Tensor Model::last_layer_at(const torch::Tensor &h, const torch::Tensor &
     q = (q * cr + rotate_half(q) * sr).permute({0, 2, 1, 3}).contiguous(); // [B, nH, R, D]
     torch::Tensor q5 = q.view({B, G, r, R, D});
 
-    // Which keys each row sees, as attention() decides it: the config's
-    // window in a layer the config slides, full attention when the window
-    // covers the sequence, else per (batch element, group) unit.
-    const bool layer_slides = size_t(l) < cfg_.layer_sliding.size() &&
-                              cfg_.layer_sliding[size_t(l)] && cfg_.sliding_window < T;
-    const bool window_covers = w.window + w.sink >= T;
-    torch::Tensor swa_units; // bool [B, G, 1, 1, 1] or undefined
-    if (units.defined() && !layer_slides && !window_covers) {
-        torch::Tensor m = units.select(1, l);
-        if (m.any().item<bool>())
-            swa_units = m.view({B, G, 1, 1, 1});
-    }
+    // Which keys each row sees, as attention() decides it.
+    bool layer_slides = false;
+    const torch::Tensor swa_units = sliding_units(l, units, w, T, &layer_slides);
     // The masked reference's arithmetic (attend_masked) over tiles of batch
     // elements x rows that keep the fp32 scores under block_bytes_.
     const double scale = std::pow(double(D), -0.5);
@@ -574,7 +597,7 @@ torch::Tensor Model::last_layer_at(const torch::Tensor &h, const torch::Tensor &
     const int64_t n_rows = std::max<int64_t>(1, std::min(R, block_bytes_ / per_row));
     const int64_t n_b = std::max<int64_t>(1, std::min(B, block_bytes_ / (per_row * n_rows)));
     torch::Tensor out = torch::empty({B, G, r, R, D}, q.options());
-    const torch::Tensor kj = torch::arange(T, rows.options()).view({1, 1, T});
+    const torch::Tensor kj = torch::arange(T, rows.options()); // [T]
     for (int64_t b0 = 0; b0 < B; b0 += n_b) {
         const int64_t nb = std::min(n_b, B - b0);
         for (int64_t r0 = 0; r0 < R; r0 += n_rows) {
@@ -583,17 +606,11 @@ torch::Tensor Model::last_layer_at(const torch::Tensor &h, const torch::Tensor &
             const torch::Tensor kc = k.narrow(0, b0, nb), vc = v.narrow(0, b0, nb);
             torch::Tensor scores = torch::matmul(qc, kc.transpose(-1, -2)) * scale;
             scores = scores.view({nb, G, r, nr, T});
-            const torch::Tensor qi = rows.narrow(0, b0, nb).narrow(1, r0, nr).unsqueeze(2); // [nb, nr, 1]
-            torch::Tensor allowed = kj <= qi; // causal [nb, nr, T]
-            if (layer_slides) {
-                allowed = allowed & (kj > qi - cfg_.sliding_window);
-            } else if (swa_units.defined()) {
-                torch::Tensor swa = allowed & ((kj > qi - w.window) | (kj < w.sink));
-                allowed = torch::where(swa_units.narrow(0, b0, nb), swa.unsqueeze(1).unsqueeze(1),
-                                       allowed.unsqueeze(1).unsqueeze(1)); // [nb, G, 1, nr, T]
-            }
-            if (allowed.dim() == 3)
-                allowed = allowed.unsqueeze(1).unsqueeze(1);
+            // [nb, 1, 1, nr, 1]: the rows' positions against the keys [T]
+            const torch::Tensor qi = rows.narrow(0, b0, nb).narrow(1, r0, nr).view({nb, 1, 1, nr, 1});
+            const torch::Tensor allowed = allowed_keys(
+                qi, kj, swa_units.defined() ? swa_units.narrow(0, b0, nb) : swa_units, layer_slides,
+                cfg_.sliding_window, w); // [nb, 1 or G, 1, nr, T]
             scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity());
             torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
             torch::Tensor oc = torch::matmul(probs.view({nb, G, r * nr, T}), vc);

@@ -161,6 +161,9 @@ private:
     // RoPE applied.
     void project_qkv(const LayerWeights &L, const torch::Tensor &x, torch::Tensor &q,
                      torch::Tensor &k, torch::Tensor &v);
+    // Its keys and values alone (last_layer_at projects queries at its rows).
+    void project_kv(const LayerWeights &L, const torch::Tensor &x, torch::Tensor &k,
+                    torch::Tensor &v);
     // Attention of q5 [B, G, r, T, D] into out (same shape): the kernels'
     // path (banded SWA pairs, causal full pairs) and the masked reference
     // (BOSCH_TORCH_ATTENTION=masked). swa_units: bool [B, G, 1, 1, 1] of the
@@ -168,6 +171,10 @@ private:
     void attend_kernels(const torch::Tensor &q5, const torch::Tensor &k, const torch::Tensor &v,
                         torch::Tensor &out, const torch::Tensor &swa_units, bool layer_slides,
                         const Window &w);
+    // How layer l attends over T positions (model.cpp): *layer_slides when
+    // the config slides it; the sliding units [B, G, 1, 1, 1] or undefined.
+    torch::Tensor sliding_units(int64_t l, const torch::Tensor &units, const Window &w, int64_t T,
+                                bool *layer_slides) const;
     void attend_masked(const torch::Tensor &q5, const torch::Tensor &k, const torch::Tensor &v,
                        torch::Tensor &out, const torch::Tensor &swa_units, bool layer_slides,
                        const Window &w);
