@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bindings", "python"))
 sys.path.insert(0, HERE)
 
-from qwen3_shapes import SHAPES, write_checkpoint  # noqa: E402
+from qwen3_shapes import SHAPES, add_common_arguments, write_checkpoint  # noqa: E402
 
 DEVICE_EVENTS = ("kernel", "gpu_memcpy", "gpu_memset")
 
@@ -55,21 +55,13 @@ def busy_intervals(events):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--make-checkpoint", required=True,
-                    help="the build's cli_make_tiny_checkpoint (BUILD/test/cli/)")
-    ap.add_argument("--device", default="cuda")
-    ap.add_argument("--dtype", default="bf16")
+    add_common_arguments(ap)
     ap.add_argument("--shape", default="8b")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--context", type=int, default=8192)
     ap.add_argument("--prompts", type=int, default=16)
     ap.add_argument("--candidates", type=int, default=8)
     ap.add_argument("--rho", type=float, default=0.875)
-    ap.add_argument("--window", type=int, default=1024)
-    ap.add_argument("--sink", type=int, default=4)
-    ap.add_argument("--vocab", type=int, default=8192)
-    ap.add_argument("--dir", default=None)
-    ap.add_argument("--out", default=None)
     a = ap.parse_args()
 
     import torch

@@ -1,5 +1,6 @@
-"""Qwen3 layer shapes (Hugging Face config.json) and the random checkpoint
-of a shape, shared by time_eval.py and search_cost.py."""
+"""Qwen3 layer shapes (Hugging Face config.json), the random checkpoint
+of a shape and the command-line options of the tools that time one, shared
+by time_eval.py, search_cost.py and device_busy.py."""
 import shutil
 import subprocess
 
@@ -33,3 +34,18 @@ def write_checkpoint(make_checkpoint, path, shape, layers, vocab, dtype):
                      "--experts-per-tok", str(shape["experts_per_tok"]),
                      "--moe-intermediate", str(shape["moe_intermediate"])]
                     if shape.get("experts") else []), check=True)
+
+
+def add_common_arguments(ap, dtypes=None):
+    """The options every timing tool takes: the checkpoint writer, device
+    and dtype, the window and sink, the vocabulary, the work folder and the
+    report file (dtypes: the accepted --dtype values, None = any)."""
+    ap.add_argument("--make-checkpoint", required=True,
+                    help="the build's cli_make_tiny_checkpoint (BUILD/test/cli/)")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--dtype", default="bf16", choices=dtypes)
+    ap.add_argument("--window", type=int, default=1024)
+    ap.add_argument("--sink", type=int, default=4)
+    ap.add_argument("--vocab", type=int, default=8192)
+    ap.add_argument("--dir", default=None)
+    ap.add_argument("--out", default=None)

@@ -71,7 +71,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bindings", "python"))
 sys.path.insert(0, HERE)
 
-from qwen3_shapes import SHAPES, write_checkpoint  # noqa: E402
+from qwen3_shapes import SHAPES, add_common_arguments, write_checkpoint  # noqa: E402
 
 DTYPE_BYTES = {"f32": 4, "bf16": 2}
 
@@ -187,28 +187,20 @@ def price(batches, refs, L, G, prompts, c, h, cache, c_last=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--make-checkpoint", required=True,
-                    help="the build's cli_make_tiny_checkpoint (BUILD/test/cli/)")
-    ap.add_argument("--device", default="cuda")
-    ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPE_BYTES))
+    add_common_arguments(ap, sorted(DTYPE_BYTES))
     ap.add_argument("--shapes", default="1.7b,8b,14b,30b-a3b")
     ap.add_argument("--context", type=int, default=32768)
     ap.add_argument("--prompts", type=int, default=64)
     ap.add_argument("--budget", type=int, default=500)
     ap.add_argument("--rho", type=float, default=0.875)
-    ap.add_argument("--window", type=int, default=1024)
-    ap.add_argument("--sink", type=int, default=4)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--family", default=None, help="testbed family (default: energy)")
     ap.add_argument("--screen", type=float, default=1.0, help="screen fidelity of stage 3")
     ap.add_argument("--cache-gib", default="0,8,96",
                     help="prefix cache budgets to price (GiB, comma-separated)")
     ap.add_argument("--calib-layers", type=int, default=2)
-    ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--replay", action="store_true")
-    ap.add_argument("--dir", default=None)
-    ap.add_argument("--out", default=None)
     a = ap.parse_args()
     if a.calib_layers < 1 or a.prompts < 1 or a.context < 2:
         ap.error("--calib-layers, --prompts must be >= 1 and --context >= 2")

@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bindings", "python"))
 sys.path.insert(0, HERE)
 
-from qwen3_shapes import SHAPES, write_checkpoint  # noqa: E402
+from qwen3_shapes import SHAPES, add_common_arguments, write_checkpoint  # noqa: E402
 
 
 
@@ -49,20 +49,12 @@ def spread_mask(layers, groups, k):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--make-checkpoint", required=True,
-                    help="the build's cli_make_tiny_checkpoint (BUILD/test/cli/)")
-    ap.add_argument("--device", default="cuda")
-    ap.add_argument("--dtype", default="bf16")
+    add_common_arguments(ap)
     ap.add_argument("--shapes", default="1.7b,8b")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--contexts", default="8192,32768")
     ap.add_argument("--rhos", default="0,0.5,0.875")
-    ap.add_argument("--window", type=int, default=1024)
-    ap.add_argument("--sink", type=int, default=4)
-    ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--dir", default=None)
-    ap.add_argument("--out", default=None)
     a = ap.parse_args()
 
     import bosch  # noqa: F401  (the core, loaded before the backend)
