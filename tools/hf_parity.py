@@ -165,6 +165,11 @@ Usage:
         [--set KEY=JSON] [--swa 16] [--layer-types 16] [--cases all] [--window 16]
         [--sink 3] [--scores] [--fused full,mixed-sink|none] [--flips 2]
         [--tol 1e-4] [--factor 1.5] [--slack 1e-3] [--score-tol 1e-4] [--keep DIR]
+A failing f32 line also says where the forward is off (the position of the
+largest difference, how many positions exceed the tolerance), and the child
+that failed runs once more: "rerun CASE" says whether its logits repeat bit
+for bit (a deterministic mismatch) or not (nondeterminism in the backend or
+the machine). The failure stands either way.
 --swa W adds the case swa with window W; --layer-types W the case types with
 the config's window W (the options of earlier versions). Exit status 0 when
 every check passes, 1 otherwise, 2 for a missing --lib, 77 when torch or
@@ -717,6 +722,8 @@ def compare_f32(run, cases, refs, full_ref, got, report, tokens, label=""):
             good = good and df < run.args.tol
         if c.name in run.notes and not label:
             text += "; " + run.notes[c.name].split(",")[0]
+        if not good:
+            text += "; " + where_off(ours, ref, run.args.tol)
         if not good and run.moe and run.args.flips:
             tol = run.args.tol
             flips, alt = explain_flips(run, c, ours, tokens, "f32",
@@ -726,6 +733,37 @@ def compare_f32(run, cases, refs, full_ref, got, report, tokens, label=""):
                 text += "; %s: max abs diff %.3g rms %.3g" % (flips_text(flips), d, rms)
                 good = d < tol
         report.line(run.tag, check, text, good)
+
+
+def where_off(ours, ref, tol):
+    """Where a failing forward is off: the (batch, position) of its largest
+    difference and how many positions are off by more than tol (one token
+    points at a routing flip, every position at the weights or a kernel)."""
+    per_pos = (ours - ref).abs().amax(-1)  # [B, T]
+    b, t = divmod(int(per_pos.argmax()), per_pos.shape[-1])
+    return "largest at (%d, %d), %d of %d positions off by more than %.0e" % (
+        b, t, int((per_pos > tol).sum()), per_pos.numel(), tol)
+
+
+def rerun_on_failure(run, variant, dtype, cases, tokens, got, tag, report, failed_before):
+    """After a failing comparison, the same child once more: says whether it
+    gives the same logits bit for bit (a deterministic mismatch) or not
+    (the backend, or the machine, is nondeterministic). The failure stands
+    either way."""
+    if len(report.failed) == failed_before or not isinstance(got, dict):
+        return
+    fws = [forward_request(c, tokens, run.tmp, tag + "-rerun") for c in cases]
+    again = run_backend(run.args, run.ckpt[variant], dtype, fws, [], run.tmp, tag + "-rerun")
+    if isinstance(again, str):
+        print("%-12s %-20s %s" % (run.tag, "rerun", again), flush=True)
+        return
+    for c in cases:
+        a, b = got["forwards"][c.name], again["forwards"][c.name]
+        if isinstance(a, str) or isinstance(b, str):
+            continue
+        text = ("the same logits bit for bit" if bool((a == b).all()) else
+                "differs from the first run by max %.3g (nondeterministic)" % distances(a, b)[0])
+        print("%-12s %-20s %s" % (run.tag, "rerun " + c.check, text), flush=True)
 
 
 def compare_low(run, cases, refs, got, report, tokens):
@@ -951,14 +989,20 @@ def check_backend(run, variant, cases, tokens, refs, full_ref, scored, report):
     a, tag = run.args, run.tag + "-" + variant
     fws = [forward_request(c, tokens, run.tmp, tag) for c in cases]
     got = run_backend(a, run.ckpt[variant], a.dtype, fws, evals, run.tmp, tag)
+    failed_before = len(report.failed)
     if a.dtype == "f32":
         compare_f32(run, cases, refs, full_ref, got, report, tokens)
+        rerun_on_failure(run, variant, a.dtype, cases, tokens, got, tag, report, failed_before)
     else:
         compare_low(run, cases, refs, got, report, tokens)
+        rerun_on_failure(run, variant, a.dtype, cases, tokens, got, tag, report, failed_before)
         # The bf16 / f16 checkpoint read into f32 by the backend.
         fws = [forward_request(c, tokens, run.tmp, tag + "-upcast") for c in cases]
         up = run_backend(a, run.ckpt[variant], "f32", fws, [], run.tmp, tag + "-upcast")
+        failed_before = len(report.failed)
         compare_f32(run, cases, refs, None, up, report, tokens, label="upcast ")
+        rerun_on_failure(run, variant, "f32", cases, tokens, up, tag + "-upcast", report,
+                         failed_before)
     if evals:
         compare_scores(run, got, expect, gaps, report)
 
