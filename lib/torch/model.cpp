@@ -443,13 +443,13 @@ torch::Tensor allowed_keys(const torch::Tensor &qi, const torch::Tensor &kj,
 // tiles), and the two round differently. Else the units of layer l that
 // slide, bool [B, G, 1, 1, 1], undefined when none does.
 torch::Tensor Model::sliding_units(int64_t l, const torch::Tensor &units, const Window &w,
-                                   int64_t T, bool *layer_slides) const {
+                                   int64_t T, bool *layer_slides, int any_sliding) const {
     *layer_slides = size_t(l) < cfg_.layer_sliding.size() && cfg_.layer_sliding[size_t(l)] &&
                     cfg_.sliding_window < T;
-    if (!units.defined() || *layer_slides || w.window + w.sink >= T)
+    if (!units.defined() || *layer_slides || w.window + w.sink >= T || any_sliding == 0)
         return torch::Tensor();
     torch::Tensor m = units.select(1, l); // [B, G]
-    if (!m.any().item<bool>())
+    if (any_sliding < 0 && !m.any().item<bool>())
         return torch::Tensor();
     return m.view({m.size(0), m.size(1), 1, 1, 1});
 }
@@ -490,7 +490,7 @@ void Model::attend_masked(const torch::Tensor &q5, const torch::Tensor &k,
 }
 
 torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
-                               const Window &w) {
+                               const Window &w, int any_sliding) {
     const LayerWeights &L = layers_[size_t(layer)];
     const int64_t B = x.size(0), T = x.size(1), D = cfg_.head_dim;
     const int64_t G = cfg_.num_key_value_heads, nH = cfg_.num_attention_heads, r = nH / G;
@@ -505,7 +505,7 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
     torch::Tensor out = torch::empty({B, G, r, T, D}, q.options());
 
     bool layer_slides = false;
-    const torch::Tensor swa_units = sliding_units(layer, units, w, T, &layer_slides);
+    const torch::Tensor swa_units = sliding_units(layer, units, w, T, &layer_slides, any_sliding);
 
     if (masked_attention_)
         attend_masked(q5, k, v, out, swa_units, layer_slides, w);
@@ -549,10 +549,17 @@ torch::Tensor Model::run_layers(torch::Tensor h, const torch::Tensor &units, con
                         units.size(2) == kv_heads() && units.scalar_type() == torch::kBool,
                     "run_layers: units must be bool [B, layers, kv_heads]");
     }
+    // Which of the layers have a sliding unit, read to the host once: on
+    // CUDA a read per layer would make the host wait for the device's queue
+    // to drain before each layer's launches.
+    torch::Tensor any_sliding;
+    if (units.defined() && to > from)
+        any_sliding = units.narrow(1, from, to - from).any(2).any(0).to(torch::kCPU);
     for (int64_t l = from; l < to; l++) {
         const LayerWeights &L = layers_[size_t(l)];
+        const int any = any_sliding.defined() ? int(any_sliding[l - from].item<bool>()) : -1;
         // Functional updates only: callers may keep earlier hidden states.
-        h = h + attention(l, rms_norm(h, L.input_norm), units, w);
+        h = h + attention(l, rms_norm(h, L.input_norm), units, w, any);
         h = h + mlp(l, rms_norm(h, L.post_norm));
     }
     return h;

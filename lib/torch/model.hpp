@@ -155,8 +155,10 @@ public:
 private:
     Model(const Qwen3Config &cfg, torch::Device device, torch::ScalarType dtype)
         : cfg_(cfg), device_(device), dtype_(dtype), device_name_(device.str()) {}
+    // any_sliding: whether some unit of this layer slides, when the caller
+    // knows it (1 / 0; -1: ask the units, a host sync on CUDA).
     torch::Tensor attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
-                            const Window &w);
+                            const Window &w, int any_sliding = -1);
     // attention()'s parts. q [B, nH, T, D], k and v [B, G, T, D], contiguous,
     // RoPE applied.
     void project_qkv(const LayerWeights &L, const torch::Tensor &x, torch::Tensor &q,
@@ -174,7 +176,7 @@ private:
     // How layer l attends over T positions (model.cpp): *layer_slides when
     // the config slides it; the sliding units [B, G, 1, 1, 1] or undefined.
     torch::Tensor sliding_units(int64_t l, const torch::Tensor &units, const Window &w, int64_t T,
-                                bool *layer_slides) const;
+                                bool *layer_slides, int any_sliding = -1) const;
     void attend_masked(const torch::Tensor &q5, const torch::Tensor &k, const torch::Tensor &v,
                        torch::Tensor &out, const torch::Tensor &swa_units, bool layer_slides,
                        const Window &w);
