@@ -175,7 +175,7 @@ them pass do the first run's failures count as passed (listed at the end as
 rarely (2 of ~17 suite runs, any f32 checkpoint, every case of that child)
 computes attention scores off by up to 7e-4 in the logits (position 0,
 which attends to itself only, exact) while libbosch-torch repeats those
-forwards bit for bit in 150+ runs, in one process and in many.
+forwards bit for bit in 80+ runs, in one process and in many.
 --swa W adds the case swa with window W; --layer-types W the case types with
 the config's window W (the options of earlier versions). Exit status 0 when
 every check passes, 1 otherwise, 2 for a missing --lib, 77 when torch or
@@ -760,7 +760,7 @@ def rerun_on_failure(run, variant, dtype, cases, tokens, got, tag, report, faile
     more. The same logits bit for bit: a deterministic mismatch, the
     failure stands. Other logits: the first run was not reproducible (this
     process's kernels or the machine; libbosch-torch itself repeats these
-    forwards bit for bit, 150+ runs of the cases CI once saw fail); the
+    forwards bit for bit, 80+ runs of the cases CI once saw fail); the
     rerun is then judged by the same checks (`compare(report, got)`), and
     only when all of them pass are the first run's failures counted as
     passed, each printed again in the summary as nondeterministic."""
