@@ -754,16 +754,18 @@ def where_off(ours, ref, tol):
         b, t, int((per_pos > tol).sum()), per_pos.numel(), tol)
 
 
-def rerun_on_failure(run, variant, dtype, cases, tokens, got, tag, report, failed_before,
-                     compare):
-    """After a failing comparison of a child's logits, the same child once
-    more. The same logits bit for bit: a deterministic mismatch, the
-    failure stands. Other logits: the first run was not reproducible (this
-    process's kernels or the machine; libbosch-torch itself repeats these
-    forwards bit for bit, 80+ runs of the cases CI once saw fail); the
-    rerun is then judged by the same checks (`compare(report, got)`), and
-    only when all of them pass are the first run's failures counted as
-    passed, each printed again in the summary as nondeterministic."""
+def compare_with_rerun(run, variant, dtype, cases, tokens, got, tag, report, compare):
+    """compare(report, got), the checks of one child's logits; when one
+    fails, the same child once more. The same logits bit for bit: a
+    deterministic mismatch, the failure stands. Other logits: the first run
+    was not reproducible (this process's kernels or the machine;
+    libbosch-torch itself repeats these forwards bit for bit, 80+ runs of
+    the cases CI once saw fail); the rerun is then judged by the same
+    checks, and only when all of them pass are the first run's failures
+    counted as passed, each printed again in the summary as
+    nondeterministic."""
+    failed_before = len(report.failed)
+    compare(report, got)
     if len(report.failed) == failed_before or not isinstance(got, dict):
         return
     fws = [forward_request(c, tokens, run.tmp, tag + "-rerun") for c in cases]
@@ -771,17 +773,16 @@ def rerun_on_failure(run, variant, dtype, cases, tokens, got, tag, report, faile
     if isinstance(again, str):
         print("%-12s %-20s %s" % (run.tag, "rerun", again), flush=True)
         return
-    worst = 0.0
-    for c in cases:
-        a, b = got["forwards"][c.name], again["forwards"][c.name]
-        if not isinstance(a, str) and not isinstance(b, str) and not bool((a == b).all()):
-            worst = max(worst, distances(a, b)[0])
-    if worst == 0.0:
+    pairs = [(got["forwards"][c.name], again["forwards"][c.name]) for c in cases]
+    differ = [(a, b) for a, b in pairs
+              if not isinstance(a, str) and not isinstance(b, str) and not bool((a == b).all())]
+    if not differ:
         print("%-12s %-20s the same logits bit for bit: a deterministic mismatch" % (
             run.tag, "rerun"), flush=True)
         return
     print("%-12s %-20s differs from the first run by max %.3g: the first run was not "
-          "reproducible; the rerun is checked" % (run.tag, "rerun", worst), flush=True)
+          "reproducible; the rerun is checked" % (
+              run.tag, "rerun", max(distances(a, b)[0] for a, b in differ)), flush=True)
     sub = Report(prefix="rerun ")
     compare(sub, again)
     if sub.failed:
@@ -1014,24 +1015,18 @@ def check_backend(run, variant, cases, tokens, refs, full_ref, scored, report):
     a, tag = run.args, run.tag + "-" + variant
     fws = [forward_request(c, tokens, run.tmp, tag) for c in cases]
     got = run_backend(a, run.ckpt[variant], a.dtype, fws, evals, run.tmp, tag)
-    failed_before = len(report.failed)
     if a.dtype == "f32":
         compare = lambda rep, out: compare_f32(run, cases, refs, full_ref, out, rep, tokens)
     else:
         compare = lambda rep, out: compare_low(run, cases, refs, out, rep, tokens)
-    compare(report, got)
-    rerun_on_failure(run, variant, a.dtype, cases, tokens, got, tag, report, failed_before,
-                     compare)
+    compare_with_rerun(run, variant, a.dtype, cases, tokens, got, tag, report, compare)
     if a.dtype != "f32":
         # The bf16 / f16 checkpoint read into f32 by the backend.
         fws = [forward_request(c, tokens, run.tmp, tag + "-upcast") for c in cases]
         up = run_backend(a, run.ckpt[variant], "f32", fws, [], run.tmp, tag + "-upcast")
-        failed_before = len(report.failed)
-        compare = lambda rep, out: compare_f32(run, cases, refs, None, out, rep, tokens,
-                                               label="upcast ")
-        compare(report, up)
-        rerun_on_failure(run, variant, "f32", cases, tokens, up, tag + "-upcast", report,
-                         failed_before, compare)
+        compare_with_rerun(run, variant, "f32", cases, tokens, up, tag + "-upcast", report,
+                           lambda rep, out: compare_f32(run, cases, refs, None, out, rep,
+                                                        tokens, label="upcast "))
     if evals:
         compare_scores(run, got, expect, gaps, report)
 
