@@ -60,6 +60,8 @@ struct settings {
     unsigned max_new;    /* generate --max-new N (0: the task's, else 64) */
     int raw;             /* generate --raw: the prompt as plain text, no chat markup */
     int check;           /* generate --check: the masked forward's greedy tokens too */
+    int job_ranks;       /* search under an MPI launcher: the job's ranks (0: one process) */
+    const char *job_devices; /* and where each evaluates, "HOST:DEVICE" in rank order */
 };
 
 void settings_default(struct settings *s);

@@ -221,6 +221,8 @@ static int run_search(struct settings *s, int in_job)
 #ifdef BOSCH_CLI_MPI
     if (in_job && !(mpi = mpi_job_coordinator(&b, opened)))
         opened = 0;
+    if (in_job && mpi)
+        mpi_job_announce(s);
 #endif
     (void)in_job;
     if (!opened)
@@ -269,15 +271,16 @@ int cmd_search(int argc, char **argv)
         struct mpi_job job;
         if (mpi_job_start(&job, &s))
             return EXIT_ERROR;
+        const int gathered = !mpi_job_gather_devices(&job, &s);
         if (job.rank)
             rc = mpi_job_serve(&job, &s);
-        else if (model_setup(&s, 0) || check_output_prefix(s.out)) {
+        else if (!gathered || model_setup(&s, 0) || check_output_prefix(s.out)) {
             /* the handshake still runs: the other ranks wait on it */
             bosch_mpi_coordinator_free(mpi_job_coordinator(&(struct backend){0}, 0));
             rc = EXIT_ERROR;
         } else
             rc = run_search(&s, 1);
-        mpi_job_end();
+        mpi_job_end(&job);
         return rc;
     }
 #endif

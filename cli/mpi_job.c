@@ -70,8 +70,50 @@ int mpi_job_start(struct mpi_job *j, struct settings *s)
     return 0;
 }
 
-void mpi_job_end(void)
+#define PLACE_LEN 128
+
+int mpi_job_gather_devices(struct mpi_job *j, struct settings *s)
 {
+    char mine[PLACE_LEN], host[MPI_MAX_PROCESSOR_NAME] = "";
+    int n = 0;
+    MPI_Get_processor_name(host, &n);
+    const char *dev = s->device;
+    if (!strcmp(dev, "auto") && !bosch_torch_cuda_device_count())
+        dev = "cpu";
+    snprintf(mine, sizeof mine, "%s:%s", host, dev);
+    char *all = j->rank ? NULL : malloc((size_t)j->size * PLACE_LEN);
+    char one[PLACE_LEN];
+    /* The gather runs whatever happened here: the other ranks wait on it. */
+    MPI_Gather(mine, PLACE_LEN, MPI_CHAR, all ? all : one, PLACE_LEN, MPI_CHAR, 0,
+               MPI_COMM_WORLD);
+    if (j->rank)
+        return 0;
+    j->devices = all ? malloc((size_t)j->size * (PLACE_LEN + 1)) : NULL;
+    if (!j->devices) {
+        free(all);
+        errorf("out of memory");
+        return EXIT_ERROR;
+    }
+    size_t at = 0;
+    for (int r = 0; r < j->size; r++)
+        at += (size_t)sprintf(j->devices + at, "%s%.*s", r ? " " : "", PLACE_LEN - 1,
+                              all + (size_t)r * PLACE_LEN);
+    free(all);
+    s->job_ranks = j->size;
+    s->job_devices = j->devices;
+    return 0;
+}
+
+void mpi_job_announce(const struct settings *s)
+{
+    fprintf(stderr, "job: %d ranks evaluate (rank 0 also searches); devices in rank order: %s\n",
+            s->job_ranks, s->job_devices);
+}
+
+void mpi_job_end(struct mpi_job *j)
+{
+    free(j->devices);
+    j->devices = NULL;
     MPI_Finalize();
 }
 
@@ -100,6 +142,7 @@ static struct bosch_mpi_evaluator torch_evaluator(const struct backend *b, int f
     ev.samples = bosch_torch_request_samples;
     ev.sample_eval = bosch_torch_sample_eval;
     ev.reference = follow ? set_reference : NULL;
+    ev.identity = bosch_torch_evaluator_identity; /* ranks that differ refuse the job */
     return ev;
 }
 

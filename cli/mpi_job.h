@@ -9,6 +9,7 @@
 struct mpi_job {
     int rank, size, local_rank;
     char device[32]; /* this rank's device, when it takes one of the node's GPUs */
+    char *devices;   /* rank 0: "HOST:DEVICE" of every rank, in rank order (mpi_job_end frees) */
 };
 
 /* Non-zero when a launcher (Open MPI's mpirun, MPICH's mpiexec, Slurm's
@@ -22,8 +23,18 @@ int mpi_job_launched(void);
  * (then MPI is not left initialised). */
 int mpi_job_start(struct mpi_job *j, struct settings *s);
 
-/* MPI_Finalize. */
-void mpi_job_end(void);
+/* Collective: where each rank evaluates ("HOST:DEVICE", the device as
+ * given, or cpu for auto without GPUs), gathered into j->devices on rank 0
+ * and recorded in s (job_ranks, job_devices) for the result file. 0, or
+ * EXIT_ERROR after a message (out of memory, on rank 0). */
+int mpi_job_gather_devices(struct mpi_job *j, struct settings *s);
+
+/* Rank 0, once the job is accepted: one line on stderr saying that the
+ * search runs as a job of N ranks and where each evaluates. */
+void mpi_job_announce(const struct settings *s);
+
+/* MPI_Finalize; frees j->devices. */
+void mpi_job_end(struct mpi_job *j);
 
 struct backend;
 typedef struct bosch_mpi_coordinator bosch_mpi_coordinator;

@@ -57,6 +57,10 @@ static int record_settings(bosch_selection *sel, const struct settings *s)
     rc = rc ? rc : bosch_selection_setting_set_string(sel, "dtype", s->dtype);
     if (s->kind)
         rc = rc ? rc : bosch_selection_setting_set_string(sel, "kind", s->kind);
+    if (s->job_ranks) {
+        rc = rc ? rc : bosch_selection_setting_set_int(sel, "job.ranks", s->job_ranks);
+        rc = rc ? rc : bosch_selection_setting_set_string(sel, "job.devices", s->job_devices);
+    }
     return rc;
 }
 

@@ -6,6 +6,7 @@
  *   mpirun -np N bosch-mpi-testbed-search [--budget B] [--seed S] [--rho R]
  *       [--batch-size K] [--sleep-ms M] [--samples S] [--whole] [--whole-on RANK]
  *       [--parts-only] [--root-idle] [--not-ready RANK] [--journal PATH]
+ *       [--no-identity RANK] [--waive-identity]
  *
  * Prints, on rank 0: the selected mask, its score, the evaluations and
  * their rate, the pieces each rank scored, and rank 0's CPU time per
@@ -14,8 +15,12 @@
  * 16; a batch of fewer requests than ranks is cut), or only whole with
  * --whole (--whole-on RANK: that rank alone offers only whole requests;
  * --parts-only: the others offer only parts). --not-ready RANK makes that rank report that it could not open
- * its evaluator (the job is refused before any evaluation). Exit 0, or 1
- * on an error. */
+ * its evaluator (the job is refused before any evaluation). Every rank
+ * says what it evaluates (the landscape's seed and shape, the samples of a
+ * request): ranks started with another --seed refuse the job, naming the
+ * rank and the field; --no-identity RANK makes that rank say nothing, which
+ * refuses the job unless rank 0 waives the check (--waive-identity).
+ * Exit 0, or 1 on an error. */
 #define _POSIX_C_SOURCE 200809L
 #define BOSCH_EXPERIMENTAL_API 1 /* the testbed is libbosch's experimental tier */
 #include <bosch/bosch.h>
@@ -36,7 +41,13 @@ struct slow {
     bosch_testbed *tb;
     unsigned sleep_ms;
     size_t samples;
+    char identity[128]; /* what this rank evaluates */
 };
+
+static const char *slow_identity(void *user)
+{
+    return ((const struct slow *)user)->identity;
+}
 
 static void sleep_for(const struct slow *s, size_t samples)
 {
@@ -164,12 +175,12 @@ int main(int argc, char **argv)
     double rho = 0.75;
     unsigned sleep_ms = 0, flags = 0, batch = 4;
     size_t samples = 16; /* at most 1024 */
-    int not_ready = -1, whole = 0, whole_on = -1, parts_only = 0;
+    int not_ready = -1, whole = 0, whole_on = -1, parts_only = 0, no_identity = -1;
     const char *journal = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--root-idle")) {
-            flags |= BOSCH_MPI_ROOT_IDLE;
+        if (!strcmp(argv[i], "--root-idle") || !strcmp(argv[i], "--waive-identity")) {
+            flags |= argv[i][2] == 'r' ? BOSCH_MPI_ROOT_IDLE : BOSCH_MPI_NO_IDENTITY;
             continue;
         }
         if (!strcmp(argv[i], "--whole") || !strcmp(argv[i], "--parts-only")) {
@@ -196,6 +207,8 @@ int main(int argc, char **argv)
             whole_on = atoi(v);
         else if (!strcmp(argv[i], "--not-ready"))
             not_ready = atoi(v);
+        else if (!strcmp(argv[i], "--no-identity"))
+            no_identity = atoi(v);
         else if (!strcmp(argv[i], "--journal"))
             journal = v;
         else {
@@ -212,7 +225,9 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* Every rank opens its evaluator (here: the same landscape). */
-    struct slow sl = {bosch_testbed_create(28, 8, seed), sleep_ms, samples ? samples : 1};
+    struct slow sl = {bosch_testbed_create(28, 8, seed), sleep_ms, samples ? samples : 1, ""};
+    snprintf(sl.identity, sizeof sl.identity, "testbed.shape=28x8\ntestbed.seed=%llu\nsamples=%zu\n",
+             (unsigned long long)seed, sl.samples);
     int ready = sl.tb ? BOSCH_OK : BOSCH_E_NOMEM;
     const char *why = sl.tb ? NULL : "out of memory";
     if (rank == not_ready) {
@@ -224,6 +239,7 @@ int main(int argc, char **argv)
     ev.struct_size = sizeof ev;
     ev.eval = slow_eval;
     ev.user = &sl;
+    ev.identity = rank == no_identity ? NULL : slow_identity;
     if (!whole && rank != whole_on) {
         ev.samples = slow_samples;
         ev.sample_eval = slow_sample_eval;

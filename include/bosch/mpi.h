@@ -14,8 +14,11 @@
  *
  * Both sides start with one collective handshake (MPI_Gather on `comm`):
  * each rank says whether its evaluator opened (a rank that could not open
- * its model says why), and the root refuses the job before any evaluation
- * when a rank is not ready, naming it. The root's own evaluations run on
+ * its model says why) and what it evaluates (its `identity`: the model
+ * with a digest of its weights, the task, the metric, the window, ...),
+ * and the root refuses the job before any evaluation when a rank is not
+ * ready, or evaluates anything else than the root does, naming the rank
+ * and the first field that differs. The root's own evaluations run on
  * a second thread that never calls MPI, which needs MPI_THREAD_FUNNELED or
  * above (else the root only hands out).
  *
@@ -76,6 +79,16 @@ typedef size_t (*bosch_mpi_sample_count_fn)(double fidelity, void *user);
 typedef int (*bosch_mpi_sample_eval_fn)(const uint8_t *mask, double fidelity, uint32_t draw,
                                         size_t first, size_t count, size_t units,
                                         double *values, void *user);
+/* What the evaluator evaluates, for the job's identity: lines of
+ * "key=value" ('\n' between them, at most BOSCH_MPI_IDENTITY_MAX - 1
+ * bytes in all), every setting that changes a score (e.g.
+ * bosch_torch_evaluator_identity: the model with a digest of its weights,
+ * the task's digest, metric, window, sink, dtype, samples per forward).
+ * Called once, in the handshake, on the thread that opens the coordinator
+ * or serves; the text is copied. NULL or "": the evaluator cannot say. */
+typedef const char *(*bosch_mpi_identity_fn)(void *user);
+#define BOSCH_MPI_IDENTITY_MAX 4096
+
 /* A new reference mask for the evaluator's caches (e.g. the search's
  * incumbent for libbosch-torch's prefix cache): a hint that never changes
  * scores. BOSCH_OK or a failure status (then the rank goes on without). */
@@ -83,7 +96,15 @@ typedef int (*bosch_mpi_reference_fn)(const uint8_t *mask, size_t units, void *u
 
 /* One rank's evaluator. Zero it, set struct_size, and fill what the
  * evaluator can do: `eval` scores whole requests; `samples` with
- * `sample_eval` score requests in parts (then `eval` may be NULL). */
+ * `sample_eval` score requests in parts (then `eval` may be NULL);
+ * `identity` says what it evaluates. Every rank that gives an identity
+ * must give the root's (or, with a root that gives none, the first
+ * rank's): a rank whose identity has another key or value refuses the job
+ * with "rank R evaluates another job than rank 0: KEY is ... on rank R,
+ * ... on rank 0". A rank that evaluates and gives none refuses the job
+ * too, unless the root waives the check (BOSCH_MPI_NO_IDENTITY). Fields
+ * after `reference` are read only when struct_size covers them (a caller
+ * built against an older header gives no identity). */
 struct bosch_mpi_evaluator {
     size_t struct_size;               /* sizeof(struct bosch_mpi_evaluator) */
     bosch_request_batch_eval_fn eval; /* whole requests (NULL: parts only) */
@@ -92,11 +113,15 @@ struct bosch_mpi_evaluator {
     bosch_mpi_sample_count_fn samples;
     bosch_mpi_sample_eval_fn sample_eval;
     bosch_mpi_reference_fn reference; /* may be NULL */
+    bosch_mpi_identity_fn identity;   /* NULL: cannot say (see above) */
 };
 
 /* Flags of bosch_mpi_coordinator_create. */
 enum bosch_mpi_flags {
-    BOSCH_MPI_ROOT_IDLE = 1 /* the root only hands out: it evaluates nothing itself */
+    BOSCH_MPI_ROOT_IDLE = 1,  /* the root only hands out: it evaluates nothing itself */
+    BOSCH_MPI_NO_IDENTITY = 2 /* waives the identity check for ranks that give none (ranks
+                                 that give one are still compared): only for evaluators
+                                 that are the same by construction */
 };
 
 /* Rank 0 of `comm`, collective with bosch_mpi_worker_run on every other
@@ -104,10 +129,13 @@ enum bosch_mpi_flags {
  * root's own evaluator (NULL with BOSCH_MPI_ROOT_IDLE, or when the root
  * could not open one: then `ready` is its status and `why` the reason),
  * `error` its message getter (may be NULL). Every worker must report ready
- * with the same `units`. Returns the coordinator, or NULL
- * (bosch_mpi_create_error(): BOSCH_E_INVALID for bad arguments, a rank
- * that is not ready, named with its reason, or a units mismatch;
- * BOSCH_E_NOMEM), after which the workers have returned too. */
+ * with the same `units`. These evaluators give no identity: pass
+ * BOSCH_MPI_NO_IDENTITY in `flags`, or use bosch_mpi_coordinator_open.
+ * Returns the coordinator, or NULL (bosch_mpi_create_error():
+ * BOSCH_E_INVALID for bad arguments, a rank that is not ready, named with
+ * its reason, a units mismatch, or a rank that evaluates another job or
+ * cannot say what it evaluates, named with the field; BOSCH_E_NOMEM),
+ * after which the workers have returned too. */
 BOSCH_MPI_API bosch_mpi_coordinator *bosch_mpi_coordinator_create(
     MPI_Comm comm, size_t units, bosch_request_batch_eval_fn eval, void *user,
     bosch_mpi_error_fn error, int ready, const char *why, unsigned flags);

@@ -222,8 +222,11 @@ struct bosch_torch_generation {
  * `max_new` tokens or a token of `stop` (kept; bosch_tokenizer_stop_ids
  * gives the stop list of RULER's match metric). out: max_new ids; *n_out
  * the count. `info` (may be NULL; struct_size set) receives the bytes and
- * times. BOSCH_E_INVALID for bad arguments (message in
- * bosch_torch_model_last_error), BOSCH_E_NOMEM, BOSCH_E_EVALUATOR. */
+ * times. BOSCH_E_INVALID for bad arguments, n_prompt + max_new above the
+ * config's max_position_embeddings among them, before any forward (message
+ * in bosch_torch_model_last_error), BOSCH_E_NOMEM, BOSCH_E_EVALUATOR. A
+ * layer the config makes sliding (bosch_torch_model_layer_sliding) keeps
+ * the config's window and no sink, whatever the mask says. */
 BOSCH_TORCH_API int bosch_torch_generate(bosch_torch_model *m, const uint8_t *mask, size_t units,
                                          uint32_t window, uint32_t sink, const int32_t *prompt,
                                          size_t n_prompt, uint32_t max_new, const int32_t *stop,
@@ -393,6 +396,19 @@ BOSCH_TORCH_API const char *bosch_torch_model_identity(const bosch_torch_model *
  * the run starts; the status of bosch_set_run_identity. */
 BOSCH_TORCH_API int bosch_torch_evaluator_identify(const bosch_torch_evaluator *e,
                                                    bosch_optimizer *opt);
+/* What this evaluator evaluates, for an MPI job's check that its ranks
+ * agree (struct bosch_mpi_evaluator's `identity`, bosch/mpi.h): lines of
+ * "key=value" separated by '\n' - the run identity's keys
+ * (bosch_torch_evaluator_identify) and what decides a score's rounding:
+ * torch.forward_samples, torch.batch, torch.buckets, torch.prefix_cache,
+ * torch.last_layer (BOSCH_TORCH_LAST_LAYER) and torch.attention
+ * (BOSCH_TORCH_ATTENTION, or the fused kernel of this libtorch). Not the
+ * device. `evaluator` is a bosch_torch_evaluator (the signature of a
+ * bosch_mpi_identity_fn: pass the evaluator as its `user`). The text lives
+ * in the evaluator until the next call or its free; NULL for NULL or out
+ * of memory. Same thread rules as the setters (the model's lock is
+ * taken). */
+BOSCH_TORCH_API const char *bosch_torch_evaluator_identity(void *evaluator);
 /* Scores n masks (bosch_batch_eval_fn signature; pass the evaluator as
  * `user`): bosch_set_batch_evaluator(opt, bosch_torch_batch_eval, e). The
  * message of a failure is in bosch_torch_evaluator_last_error(e). */

@@ -72,7 +72,7 @@ static struct hello root_hello(const struct bosch_mpi_evaluator *ev_in, size_t u
         bad = "struct bosch_mpi_evaluator: struct_size not set";
     else if (!units)
         bad = "no units";
-    else if (flags & ~(unsigned)BOSCH_MPI_ROOT_IDLE)
+    else if (flags & ~(unsigned)(BOSCH_MPI_ROOT_IDLE | BOSCH_MPI_NO_IDENTITY))
         bad = "unknown flags";
     else if (size == 1 && !has)
         bad = "a job of one rank needs the root's evaluator";
@@ -87,6 +87,8 @@ static struct hello root_hello(const struct bosch_mpi_evaluator *ev_in, size_t u
     *evaluates = h.status == BOSCH_OK && local_mode(size, ev, flags) != 0;
     h.can = mpi_abilities(ev, !*evaluates, &h.samples);
     snprintf(h.why, sizeof h.why, "%s", why ? why : "");
+    if (h.status == BOSCH_OK && mpi_hello_identity(&h, ev))
+        h.status = BOSCH_E_INVALID;
     return h;
 }
 
@@ -101,7 +103,9 @@ bosch_mpi_coordinator *bosch_mpi_coordinator_open(MPI_Comm comm, size_t units,
     const struct hello mine =
         root_hello(ev_in, units, ready, why, flags, size, &ev, &evaluates);
     char verdict_why[512] = "";
-    const struct verdict v = mpi_handshake(comm, &mine, evaluates, verdict_why, sizeof verdict_why);
+    const struct verdict v = mpi_handshake(comm, &mine, evaluates,
+                                           (flags & BOSCH_MPI_NO_IDENTITY) != 0, verdict_why,
+                                           sizeof verdict_why);
     if (v.status != BOSCH_OK)
         return create_fail(v.status, "%s", verdict_why);
     bosch_mpi_coordinator *c = calloc(1, sizeof *c);

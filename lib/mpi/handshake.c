@@ -1,6 +1,7 @@
 /* The collective start of a job: every rank says whether its evaluator is
- * open and what it can do; the root refuses the job when a rank is not
- * ready, naming it, and decides whether requests go whole or in parts. */
+ * open, what it can do and what it evaluates; the root refuses the job when
+ * a rank is not ready or evaluates another job (identity.c), naming it, and
+ * decides whether requests go whole or in parts. */
 #include "bosch/bosch.h"
 
 #include <stddef.h>
@@ -45,7 +46,7 @@ uint32_t mpi_abilities(const struct bosch_mpi_evaluator *ev, int plans_only, uin
 
 /* The root's decision over every rank's hello. */
 static struct verdict decide(const struct hello *all, int size, int root_evaluates,
-                             char *why_out, size_t why_len)
+                             int waive_identity, char *why_out, size_t why_len)
 {
     struct verdict v = {BOSCH_OK, 1, all[0].samples};
     for (int r = 0; r < size; r++) {
@@ -83,13 +84,18 @@ static struct verdict decide(const struct hello *all, int size, int root_evaluat
                      "rank %d scores only parts of requests, and not every rank can", r);
             return v;
         }
+    /* Ranks that can work together must also evaluate the same thing. */
+    if (mpi_identities_agree(all, size, root_evaluates, waive_identity, why_out, why_len)) {
+        v.status = BOSCH_E_INVALID;
+        return v;
+    }
     if (!v.parts)
         v.samples = 0;
     return v;
 }
 
 struct verdict mpi_handshake(MPI_Comm comm, const struct hello *mine, int root_evaluates,
-                             char *why_out, size_t why_len)
+                             int waive_identity, char *why_out, size_t why_len)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
@@ -102,7 +108,7 @@ struct verdict mpi_handshake(MPI_Comm comm, const struct hello *mine, int root_e
     MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all ? (void *)all : (void *)&scratch,
                (int)sizeof *mine, MPI_BYTE, 0, comm);
     if (rank == 0 && all)
-        v = decide(all, size, root_evaluates, why_out, why_len);
+        v = decide(all, size, root_evaluates, waive_identity, why_out, why_len);
     else if (rank == 0)
         snprintf(why_out, why_len, "out of memory");
     free(all);

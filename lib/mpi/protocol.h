@@ -30,6 +30,7 @@ struct hello {
     uint64_t units;
     uint64_t samples; /* of a whole request (fidelity 1), with CAN_PARTS */
     char why[WHY_LEN];
+    char identity[BOSCH_MPI_IDENTITY_MAX]; /* what it evaluates; "" = cannot say */
 };
 
 /* The root's decision (MPI_Bcast): BOSCH_OK and how requests go. */
@@ -66,9 +67,22 @@ uint32_t mpi_abilities(const struct bosch_mpi_evaluator *ev, int plans_only, uin
 /* The handshake on every rank: gathers the hellos at the root, which
  * decides (BOSCH_OK, or the status of the first rank not ready, its reason
  * in why_out on the root; how requests go) and broadcasts the verdict.
- * `root_evaluates`: whether the root's own evaluator takes requests. */
+ * `root_evaluates`: whether the root's own evaluator takes requests;
+ * `waive_identity`: the root's BOSCH_MPI_NO_IDENTITY (ignored elsewhere). */
 struct verdict mpi_handshake(MPI_Comm comm, const struct hello *mine, int root_evaluates,
-                             char *why_out, size_t why_len);
+                             int waive_identity, char *why_out, size_t why_len);
+
+/* identity.c: a rank's identity into h->identity (from ev->identity; ""
+ * without one). 0, or -1 with the reason in h->why when the text is too
+ * long. */
+int mpi_hello_identity(struct hello *h, const struct bosch_mpi_evaluator *ev);
+/* Whether every rank that gives an identity gives the reference rank's
+ * (the root's, else the first rank's that gives one), and every rank that
+ * evaluates gives one unless `waive`: 0, or -1 with the rank and the first
+ * field that differs in why_out. `evaluates(r)` per rank: all[r].status is
+ * BOSCH_OK and it takes requests. */
+int mpi_identities_agree(const struct hello *all, int size, int root_evaluates, int waive,
+                         char *why_out, size_t why_len);
 
 /* The pauses of a polling loop (poll.c): MPI's blocking calls spin, which
  * would take the core of an evaluator sharing it. */

@@ -121,8 +121,10 @@ int bosch_mpi_worker_serve(MPI_Comm comm, size_t units, const struct bosch_mpi_e
     if (mine.status == BOSCH_OK)
         mine.can = mpi_abilities(&ev, 0, &mine.samples);
     snprintf(mine.why, sizeof mine.why, "%s", why ? why : "");
+    if (mine.status == BOSCH_OK && mpi_hello_identity(&mine, &ev))
+        mine.status = BOSCH_E_INVALID;
     char verdict_why[4];
-    const struct verdict v = mpi_handshake(comm, &mine, 0, verdict_why, sizeof verdict_why);
+    const struct verdict v = mpi_handshake(comm, &mine, 0, 0, verdict_why, sizeof verdict_why);
     if (v.status != BOSCH_OK)
         return BOSCH_E_INVALID;
     return serve(comm, units, &ev, &v);

@@ -223,4 +223,5 @@ struct bosch_torch_model {
 struct bosch_torch_evaluator {
     std::unique_ptr<bosch_torch::Evaluator> ev;
     bosch_torch_model *model = nullptr;
+    std::string job_identity; // bosch_torch_evaluator_identity's last text
 };

@@ -20,6 +20,8 @@
 #include <cstddef>
 #include <new>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace bosch_torch::shim {
 
@@ -104,6 +106,11 @@ NiahParams niah_params(uint32_t vocab, uint32_t context, uint32_t samples, uint3
 // shim_evaluator.cpp.
 int open_evaluator(bosch_torch_model *m, const bosch_torch_task *t, uint32_t window,
                    uint32_t sink, int metric, bosch_torch_evaluator **out, std::string &msg);
+// What changes an evaluator's scores: the journal's keys and values
+// (bosch_torch_evaluator_identify), and an MPI job's "key=value" lines
+// (bosch_torch_evaluator_identity). Call under the model's lock.
+std::vector<std::pair<std::string, std::string>> run_identity(const bosch_torch_evaluator &e);
+std::string job_identity(const bosch_torch_evaluator &e);
 // Static head-level scores (scorers.hpp). Outputs are written only on success.
 int run_scores(bosch_torch_model *m, const bosch_torch_task *t, int scorer, uint32_t window,
                uint32_t sink, double *head_scores, double *unit_scores, std::string &msg);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 using namespace bosch_torch;
 using namespace bosch_torch::shim;
@@ -61,6 +62,70 @@ int run_scores(bosch_torch_model *m, const bosch_torch_task *t, int scorer, uint
         if (unit_scores)
             memcpy(unit_scores, s.unit.data(), s.unit.size() * sizeof(double));
     });
+}
+
+namespace {
+
+// The task's digest: every sample's prompt and answer ids, answer strings
+// and continuation length, in order, and the sample count.
+std::string task_digest(const Task &task) {
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        throw std::bad_alloc();
+    XXH3_64bits_reset(st);
+    for (const Sample &s : task.samples) {
+        const uint64_t lens[3] = {s.prompt.size(), s.answer.size(), uint64_t(s.max_new)};
+        XXH3_64bits_update(st, lens, sizeof lens);
+        XXH3_64bits_update(st, s.prompt.data(), s.prompt.size() * sizeof(int32_t));
+        XXH3_64bits_update(st, s.answer.data(), s.answer.size() * sizeof(int32_t));
+        for (const std::string &a : s.answers)
+            XXH3_64bits_update(st, a.c_str(), a.size() + 1);
+    }
+    char id[40];
+    std::snprintf(id, sizeof id, "xxh3:%016llx:%zu", (unsigned long long)XXH3_64bits_digest(st),
+                  task.samples.size());
+    XXH3_freeState(st);
+    return id;
+}
+
+} // namespace
+
+// What a journal keys on (bosch_torch_evaluator_identify): what changes the
+// scores of a run, whatever machine resumes it.
+std::vector<std::pair<std::string, std::string>> run_identity(const bosch_torch_evaluator &e) {
+    static const char *const metrics[] = {"exact", "logprob", "match"};
+    const Model &m = *e.model->model;
+    const Window &w = e.ev->window();
+    const int mi = int(e.ev->metric());
+    return {{"torch.model", m.identity()},
+            {"torch.task", task_digest(e.ev->task())},
+            {"torch.metric", mi >= 0 && mi < 3 ? metrics[mi] : "?"},
+            {"torch.window", std::to_string(w.window)},
+            {"torch.sink", std::to_string(w.sink)},
+            {"torch.dtype", dtype_name(m.dtype())}};
+}
+
+// What an MPI job's ranks must share (bosch_torch_evaluator_identity): the
+// run identity, and the settings that decide how samples are grouped into
+// forwards and which kernels run, which change a score's rounding. Not the
+// device: ranks on other devices are one job.
+std::string job_identity(const bosch_torch_evaluator &e) {
+    const Evaluator &ev = *e.ev;
+    const Model &m = *e.model->model;
+    std::vector<std::pair<std::string, std::string>> ids = run_identity(e);
+    ids.insert(ids.end(),
+               {{"torch.forward_samples", std::to_string(ev.forward_samples())},
+                {"torch.batch", std::to_string(ev.batch())},
+                {"torch.buckets", std::to_string(ev.buckets_setting())},
+                {"torch.prefix_cache", ev.prefix_cache() ? "on" : "off"},
+                {"torch.last_layer", ev.last_layer_at_rows() ? "rows" : "all"},
+                {"torch.attention", m.masked_attention() ? "masked"
+                                    : m.fused_band()     ? "fused"
+                                                         : "tiled"}});
+    std::string text;
+    for (const auto &id : ids)
+        text += id.first + "=" + id.second + "\n";
+    return text;
 }
 
 } // namespace bosch_torch::shim
@@ -127,47 +192,33 @@ BOSCH_TORCH_API const char *bosch_torch_model_identity(const bosch_torch_model *
 
 BOSCH_TORCH_API int bosch_torch_evaluator_identify(const bosch_torch_evaluator *e,
                                                    bosch_optimizer *opt) {
-    if (!e || !opt)
+    if (!e || !e->ev || !opt)
         return BOSCH_E_INVALID;
-    // The task: every sample's prompt and answer ids, answer strings and
-    // continuation length, in order.
-    XXH3_state_t *st = XXH3_createState();
-    if (!st)
+    std::vector<std::pair<std::string, std::string>> ids;
+    try {
+        ids = run_identity(*e);
+    } catch (const std::bad_alloc &) {
         return BOSCH_E_NOMEM;
-    XXH3_64bits_reset(st);
-    const bosch_torch::Task &task = e->ev->task();
-    for (const bosch_torch::Sample &s : task.samples) {
-        const uint64_t lens[3] = {s.prompt.size(), s.answer.size(), uint64_t(s.max_new)};
-        XXH3_64bits_update(st, lens, sizeof lens);
-        XXH3_64bits_update(st, s.prompt.data(), s.prompt.size() * sizeof(int32_t));
-        XXH3_64bits_update(st, s.answer.data(), s.answer.size() * sizeof(int32_t));
-        for (const std::string &a : s.answers)
-            XXH3_64bits_update(st, a.c_str(), a.size() + 1);
     }
-    char task_id[40];
-    std::snprintf(task_id, sizeof task_id, "xxh3:%016llx:%zu",
-                  (unsigned long long)XXH3_64bits_digest(st), task.samples.size());
-    XXH3_freeState(st);
-    const bosch_torch::Model &m = *e->model->model;
-    const bosch_torch::Window &w = e->ev->window();
-    static const char *const metrics[] = {"exact", "logprob", "match"};
-    const int mi = int(e->ev->metric());
-    const std::string window = std::to_string(w.window), sink = std::to_string(w.sink);
-    const struct {
-        const char *key;
-        const char *value;
-    } ids[] = {{"torch.model", m.identity().c_str()},
-               {"torch.task", task_id},
-               {"torch.metric", mi >= 0 && mi < 3 ? metrics[mi] : "?"},
-               {"torch.window", window.c_str()},
-               {"torch.sink", sink.c_str()},
-               {"torch.dtype", bosch_torch::dtype_name(m.dtype())}};
     for (const auto &id : ids) {
-        const int rc = bosch_set_run_identity(opt, id.key, id.value);
+        const int rc = bosch_set_run_identity(opt, id.first.c_str(), id.second.c_str());
         if (rc != BOSCH_OK)
             return rc;
     }
     return BOSCH_OK;
+}
+
+BOSCH_TORCH_API const char *bosch_torch_evaluator_identity(void *evaluator) {
+    bosch_torch_evaluator *e = static_cast<bosch_torch_evaluator *>(evaluator);
+    if (!e || !e->ev)
+        return nullptr;
+    try {
+        std::lock_guard<std::mutex> lock(e->model->model->mutex);
+        e->job_identity = job_identity(*e);
+        return e->job_identity.c_str();
+    } catch (...) {
+        return nullptr;
+    }
 }
 
 BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator *e, int on) {

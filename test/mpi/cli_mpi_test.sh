@@ -29,6 +29,10 @@ for np in 2 3; do
     grep '"raw"' "$T/np$np.json" | cmp -s - "$T/one.raw" || fail "-np $np: another score"
     [ "$(grep -c '^wrote ' "$T/np$np.log")" = 1 ] ||
         fail "-np $np: outputs reported by more than one rank"
+    grep -q "^job: $np ranks evaluate .*devices in rank order: [^ ]*:cpu" "$T/np$np.log" ||
+        fail "-np $np: no line saying it is a job of $np ranks: $(cat "$T/np$np.log")"
+    grep -A1 '"job":{' "$T/np$np.json" | grep -q "\"ranks\":$np," ||
+        fail "-np $np: the result does not record the job"
 done
 echo "ok: mpirun -np 2 and -np 3 bosch search return one process's mask and score"
 
@@ -41,3 +45,39 @@ grep -q "rank 2 is not ready: model directory '$T/no-model' does not exist" "$T/
 [ -e "$T/nr.json" ] && fail "outputs written though a rank was not ready"
 grep -q "numerical noise" "$T/nr.log" && fail "evaluated before the refusal"
 echo "ok: a rank that cannot open its model refuses the job before any evaluation"
+
+# Ranks configured differently (MPMD: rank 2 gets other arguments or other
+# weights of the same shape): the job is refused before any evaluation,
+# naming the rank and the first field of the identity that differs, and
+# nothing is written.
+ORG=$(cd "$(dirname "$0")/../../models/organism" && pwd)
+cp -r "$ORG" "$T/other"
+python3 - "$T/other/model.safetensors" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:  # the last byte of the last tensor's data
+    f.seek(-1, 2)
+    b = f.read(1)
+    f.seek(-1, 2)
+    f.write(bytes([b[0] ^ 1]))
+PY
+refused() { # NAME FIELD ARGS-OF-RANK-2...
+    name=$1 field=$2
+    shift 2
+    # shellcheck disable=SC2086
+    "$MPIRUN" --oversubscribe -np 2 "$BOSCH" $ARGS --out "$T/$name" : \
+        -np 1 "$BOSCH" $ARGS "$@" --out "$T/$name" >"$T/$name.log" 2>&1 &&
+        fail "$name: ranks that differ in $field joined one job"
+    grep -q "rank 2 evaluates another job than rank 0: $field is " "$T/$name.log" ||
+        fail "$name: no refusal naming rank 2 and $field: $(cat "$T/$name.log")"
+    [ -e "$T/$name.json" ] && fail "$name: outputs written though the ranks differ"
+    grep -q "numerical noise" "$T/$name.log" && fail "$name: evaluated before the refusal"
+    return 0
+}
+refused window torch.window --window 16
+refused metric torch.metric --metric exact
+# the organism's calibration task with two prompts swapped: as many samples
+{ sed -n 2p "$ORG/calib.jsonl"; sed -n 1p "$ORG/calib.jsonl"; sed -n '3,$p' "$ORG/calib.jsonl"; } \
+    >"$T/calib-swapped.jsonl"
+refused task torch.task --task "$T/calib-swapped.jsonl"
+refused weights torch.model --model "$T/other"
+echo "ok: ranks that differ in window, metric, task or weights refuse the job, naming the rank and the field"

@@ -62,6 +62,21 @@ grep -q "rank 0 scores only parts of requests, and not every rank can" "$T/po" |
 grep -q "rank 2 scores 8 samples per request, rank 0 7" "$T/sm" || fail "samples message: $(cat "$T/sm")"
 echo "ok: a whole-only rank makes the job go whole; parts-only beside it, or another sample count, is refused"
 
+# A rank that evaluates another landscape (another --seed, same shape and
+# samples): refused before any evaluation, naming the rank and the field; a
+# rank that cannot say what it evaluates is refused unless rank 0 waives it.
+"$MPIRUN" --oversubscribe -np 2 "$EXE" --seed 3 : -np 1 "$EXE" --seed 4 >"$T/id" 2>&1 &&
+    fail "ranks of seeds 3 and 4 joined one job"
+grep -q "rank 2 evaluates another job than rank 0: testbed.seed is 4 on rank 2, 3 on rank 0" "$T/id" ||
+    fail "identity message: $(cat "$T/id")"
+grep -q "^evaluations" "$T/id" && fail "evaluated with ranks of another identity"
+run 3 "$EXE" --budget 50 --no-identity 1 >"$T/ni" 2>&1 && fail "a rank without an identity joined"
+grep -q "rank 1 cannot say what it evaluates" "$T/ni" || fail "no-identity message: $(cat "$T/ni")"
+run 3 "$EXE" --budget 300 --seed 3 --no-identity 1 --waive-identity >"$T/wv" 2>&1 ||
+    fail "--waive-identity: $(cat "$T/wv")"
+head -2 "$T/wv" | cmp -s - "$T/one.2" || fail "--waive-identity: another result"
+echo "ok: a rank of another identity refuses the job naming the field; a rank without one unless waived"
+
 # A rank that cannot open its evaluator: refused before any evaluation.
 run 3 "$EXE" --not-ready 2 >"$T/nr" 2>&1 && fail "a rank not ready did not fail the job"
 grep -q "rank 2 is not ready: cannot open the model" "$T/nr" || fail "not-ready message: $(cat "$T/nr")"

@@ -724,13 +724,17 @@ SAMPLE_COUNT_FN = CFUNCTYPE(c_size_t, c_double, c_void_p)
 SAMPLE_EVAL_FN = CFUNCTYPE(c_int, c_void_p, c_double, c_uint32, c_size_t, c_size_t, c_size_t,
                            c_double_p, c_void_p)
 REFERENCE_FN = CFUNCTYPE(c_int, c_void_p, c_size_t, c_void_p)
+# bosch_mpi_identity_fn: returns a char * (c_void_p, so that a Python
+# callback can return the address of a buffer it keeps alive).
+IDENTITY_FN = CFUNCTYPE(c_void_p, c_void_p)
 
 
 class MpiEvaluator(ctypes.Structure):
     """struct bosch_mpi_evaluator (bosch/mpi.h), field for field."""
     _fields_ = [("struct_size", c_size_t), ("eval", REQUEST_BATCH_EVAL_FN),
                 ("error", MPI_ERROR_FN), ("user", c_void_p), ("samples", SAMPLE_COUNT_FN),
-                ("sample_eval", SAMPLE_EVAL_FN), ("reference", REFERENCE_FN)]
+                ("sample_eval", SAMPLE_EVAL_FN), ("reference", REFERENCE_FN),
+                ("identity", IDENTITY_FN)]
 
 
 MPI_PROTOTYPES = {
@@ -846,6 +850,11 @@ def torch_sample_pointers():
 def torch_evaluator_error_pointer():
     """bosch_torch_evaluator_last_error as a bosch_mpi_error_fn pointer."""
     return MPI_ERROR_FN(("bosch_torch_evaluator_last_error", load_torch()[0]))
+
+
+def torch_evaluator_identity_pointer():
+    """bosch_torch_evaluator_identity as a bosch_mpi_identity_fn pointer."""
+    return IDENTITY_FN(("bosch_torch_evaluator_identity", load_torch()[0]))
 
 
 def torch_batch_eval_pointer():

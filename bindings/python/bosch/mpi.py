@@ -35,10 +35,12 @@ from .testbed import Testbed
 
 mlib, library_path = _lib.load_mpi()
 
-__all__ = ["Coordinator", "serve", "library_path", "ROOT_IDLE"]
+__all__ = ["Coordinator", "serve", "identity_of", "library_path", "ROOT_IDLE", "NO_IDENTITY"]
 
 #: Coordinator flag: rank 0 only hands out.
 ROOT_IDLE = 1
+#: Coordinator flag: ranks whose evaluator gives no identity may join.
+NO_IDENTITY = 2
 
 
 def _comm(comm) -> ctypes.c_void_p:
@@ -49,7 +51,40 @@ def _comm(comm) -> ctypes.c_void_p:
     return ctypes.c_void_p(MPI._handleof(comm))
 
 
-def _c_evaluator(evaluator, parts: bool, follow=None):
+def identity_of(evaluator) -> str:
+    """What `evaluator` evaluates, as every rank proves it in the handshake
+    ("key=value" lines): a torch evaluator's from libbosch-torch
+    (bosch_torch_evaluator_identity: model and weights digest, task digest,
+    metric, window, sink, dtype, samples per forward, ...), a Testbed's
+    from its family, shape, seed and parameters."""
+    if isinstance(evaluator, Testbed):
+        fields = {"testbed.family": evaluator.family.label,
+                  "testbed.shape": f"{evaluator.layers}x{evaluator.kv_groups}",
+                  "testbed.seed": str(evaluator.seed)}
+        fields.update({f"testbed.{k}": repr(float(v)) for k, v in evaluator.params.items()})
+        return "".join(f"{k}={v}\n" for k, v in fields.items())
+    hook = getattr(evaluator, "_c_request_batch_evaluator", None)
+    if hook is None:
+        raise TypeError("the evaluator must be a bosch.backend.Evaluator or a bosch.Testbed")
+    ptr = _lib.torch_evaluator_identity_pointer()(hook()[1])
+    if not ptr:
+        raise MemoryError("bosch_torch_evaluator_identity failed")
+    return ctypes.string_at(ptr).decode()
+
+
+def _identity_callback(text: str | None):
+    """A bosch_mpi_identity_fn returning `text` (None: gives none), and the
+    buffer it points into (to keep alive)."""
+    if text is None:
+        return _lib.IDENTITY_FN(), None
+    if not isinstance(text, str):
+        raise TypeError(f"identity must be a str, got {type(text).__name__}")
+    buf = ctypes.create_string_buffer(text.encode())
+    address = ctypes.addressof(buf)
+    return _lib.IDENTITY_FN(lambda _user: address), buf
+
+
+def _c_evaluator(evaluator, parts: bool, follow=None, identity=None):
     """(struct bosch_mpi_evaluator, units, what to keep alive) of a C
     evaluator: whole requests, and with `parts` a torch evaluator's requests
     in parts (set to one sample per forward, so that parts score exactly as
@@ -58,10 +93,14 @@ def _c_evaluator(evaluator, parts: bool, follow=None):
     ev = _lib.MpiEvaluator()
     ev.struct_size = ctypes.sizeof(ev)
     keep = []
+    if identity is not False and (identity is not None or isinstance(evaluator, Testbed)):
+        ev.identity, buf = _identity_callback(identity if identity is not None
+                                              else identity_of(evaluator))
+        keep += [ev.identity, buf]
     if isinstance(evaluator, Testbed):
         ev.eval = _lib.testbed_request_batch_eval_pointer()
         ev.user = evaluator._handle
-        return ev, evaluator.n_units, [evaluator, ev.eval]
+        return ev, evaluator.n_units, keep + [evaluator, ev.eval]
     hook = getattr(evaluator, "_c_request_batch_evaluator", None)
     if hook is None:
         raise TypeError("the evaluator must be a bosch.backend.Evaluator or a bosch.Testbed "
@@ -69,6 +108,9 @@ def _c_evaluator(evaluator, parts: bool, follow=None):
     fn, user = hook()
     ev.eval, ev.user, ev.error = fn, user, _lib.torch_evaluator_error_pointer()
     keep += [evaluator, fn, ev.error]
+    if identity is None:  # asked in the handshake, after the settings below
+        ev.identity = _lib.torch_evaluator_identity_pointer()
+        keep.append(ev.identity)
     if parts and hasattr(evaluator, "_c_sample_evaluator"):
         evaluator.set_forward_samples(1)
         ev.samples, ev.sample_eval = evaluator._c_sample_evaluator()
@@ -102,18 +144,24 @@ class Coordinator(Handle):
     than ranks is cut into parts of a request's samples (each evaluator is
     set to one sample per forward, so parts score exactly as whole); a
     Testbed scores whole requests. Raises the library's error when a rank is
-    not ready, naming it. Pass it to
+    not ready, naming it. Every rank proves what it evaluates
+    (:func:`identity_of`, computed after ``parts`` has set one sample per
+    forward; `identity`: a text of "key=value" lines of your own instead,
+    ``False``: none): a rank that differs from rank 0 in any field refuses
+    the job, naming the rank and the field. ``check_identity=False`` lets
+    ranks that give no identity join (BOSCH_MPI_NO_IDENTITY). Pass it to
     ``Optimizer.optimize(request_batch_evaluator=...)``; closing it (or
     leaving ``with``) lets the other ranks return."""
 
     _kind = "coordinator"
 
     def __init__(self, comm, evaluator=None, *, units: int | None = None,
-                 root_idle: bool = False, error=None, parts: bool = True):
+                 root_idle: bool = False, error=None, parts: bool = True, identity=None,
+                 check_identity: bool = True):
         status, why = _readiness(evaluator if not root_idle else True, error)
         ev, keep = None, []
         if evaluator is not None and error is None:
-            ev, units, keep = _c_evaluator(evaluator, parts, follow=True)
+            ev, units, keep = _c_evaluator(evaluator, parts, follow=True, identity=identity)
             if root_idle:
                 ev.eval = _lib.REQUEST_BATCH_EVAL_FN()  # plans parts, evaluates nothing
                 ev.sample_eval = _lib.SAMPLE_EVAL_FN()
@@ -121,7 +169,8 @@ class Coordinator(Handle):
             raise ValueError("units must be given when rank 0 has no evaluator")
         h = mlib.bosch_mpi_coordinator_open(_comm(comm), int(units),
                                             ctypes.byref(ev) if ev is not None else None,
-                                            status, why, ROOT_IDLE if root_idle else 0)
+                                            status, why, (ROOT_IDLE if root_idle else 0) |
+                                            (0 if check_identity else NO_IDENTITY))
         if not h:
             raise error_for_status(mlib.bosch_mpi_create_status(),
                                    _str(mlib.bosch_mpi_create_error()))
@@ -167,16 +216,18 @@ class Coordinator(Handle):
             f"bosch.mpi.Coordinator(units={self.units}, evaluations={self.stats()})"
 
 
-def serve(comm, evaluator=None, *, error=None, parts: bool = True) -> None:
+def serve(comm, evaluator=None, *, error=None, parts: bool = True, identity=None) -> None:
     """Every rank but 0 (bosch_mpi_worker_serve): the handshake, then the
     evaluation of what rank 0 hands out (whole requests, or parts of them:
     see :class:`Coordinator`) until it closes its coordinator. `error`: why
     this rank could not open its evaluator (the job is refused, naming this
-    rank). Raises InvalidArgumentError when the job was refused."""
+    rank); `identity`: as for :class:`Coordinator`. Raises
+    InvalidArgumentError when the job was refused (another identity than
+    rank 0's, named on rank 0)."""
     status, why = _readiness(evaluator, error)
     ev, units, keep = None, 0, []
     if evaluator is not None and error is None:
-        ev, units, keep = _c_evaluator(evaluator, parts, follow=True)
+        ev, units, keep = _c_evaluator(evaluator, parts, follow=True, identity=identity)
     check_status(mlib.bosch_mpi_worker_serve(_comm(comm), units,
                                              ctypes.byref(ev) if ev is not None else None,
                                              status, why),

@@ -50,12 +50,16 @@ from mpi4py import MPI
 import bosch
 from bosch import mpi
 comm = MPI.COMM_WORLD
-tb = bosch.Testbed(8, 4, seed=3)
+# argv[3]: "seed" gives rank 2 another landscape; "none" / "none-waived":
+# rank 1 gives no identity (rank 0 waives the check with "none-waived")
+variant = sys.argv[3] if len(sys.argv) > 3 else ""
+tb = bosch.Testbed(8, 4, seed=4 if variant == "seed" and comm.rank == 2 else 3)
+identity = False if variant.startswith("none") and comm.rank == 1 else None
 error = "cannot open the model (test)" if str(comm.rank) == sys.argv[1] else None
 problem = bosch.Problem(8, 4, 2, ratio=0.5)
 if comm.rank:
     try:
-        mpi.serve(comm, tb, error=error)
+        mpi.serve(comm, tb, error=error, identity=identity)
     except bosch.BoschError:
         sys.exit(1)
     sys.exit(0)
@@ -64,7 +68,7 @@ if sys.argv[2] == "direct":
         request_batch_evaluator=tb)
 else:
     try:
-        c = mpi.Coordinator(comm, tb, error=error)
+        c = mpi.Coordinator(comm, tb, error=error, check_identity=variant != "none-waived")
     except bosch.BoschError as exc:
         print("refused:", exc)
         sys.exit(1)
@@ -95,6 +99,31 @@ def test_a_rank_not_ready_refuses_the_job():
     assert p.returncode != 0
     assert "rank 2 is not ready: cannot open the model (test)" in p.stdout + p.stderr
     assert not result_line(p.stdout)
+
+
+def test_ranks_of_another_identity_refuse_the_job():
+    p = run(["-c", TESTBED, "-1", "mpi", "seed"], ranks=3, check=False)
+    assert p.returncode != 0
+    assert ("rank 2 evaluates another job than rank 0: testbed.seed is 4 on rank 2, 3 on rank 0"
+            in p.stdout + p.stderr)
+    assert not result_line(p.stdout)
+    p = run(["-c", TESTBED, "-1", "mpi", "none"], ranks=3, check=False)
+    assert p.returncode != 0 and "rank 1 cannot say what it evaluates" in p.stdout + p.stderr
+    direct = run(["-c", TESTBED, "-1", "direct"])
+    waived = run(["-c", TESTBED, "-1", "mpi", "none-waived"], ranks=3)
+    assert result_line(waived.stdout) == result_line(direct.stdout)
+
+
+def test_identity_of_a_testbed_and_bad_identities():
+    import bosch
+    from bosch import mpi
+    text = mpi.identity_of(bosch.Testbed(8, 4, seed=3))
+    assert "testbed.seed=3\n" in text and "testbed.shape=8x4\n" in text
+    assert text != mpi.identity_of(bosch.Testbed(8, 4, seed=4))
+    with pytest.raises(TypeError):
+        mpi._c_evaluator(bosch.Testbed(8, 4), parts=False, identity=b"bytes")
+    with pytest.raises(TypeError):
+        mpi.identity_of(object())
 
 
 def test_the_example_on_the_organism():
