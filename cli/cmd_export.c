@@ -209,7 +209,7 @@ static int export_hf(const struct settings *s, const bosch_selection *sel)
         errorf("export: %s", lib_error(lsel));
         rc = EXIT_ERROR;
     }
-    if (kept)
+    if (!rc && kept)
         fprintf(stderr, "bosch: export: kept %zu file%s of %s that %s not a link (remove %s "
                         "to link the model's)\n",
                 kept, kept == 1 ? "" : "s", s->out, kept == 1 ? "is" : "are",
@@ -233,8 +233,9 @@ static int export_hf(const struct settings *s, const bosch_selection *sel)
 /* ------------------------------------------------------------------------ */
 static int export_trtllm(const struct settings *s, const bosch_selection *sel)
 {
+    /* A model given is read (its shape checked) even with --max-seq-len. */
     char config[PATH_MAX] = "";
-    if (!s->max_seq_len && !hf_model_dir(s, sel, config, sizeof config))
+    if ((s->model || !s->max_seq_len) && !hf_model_dir(s, sel, config, sizeof config))
         return EXIT_ERROR;
     bosch_selection *proj;
     const bosch_selection *lsel = served(sel, &proj);
@@ -248,7 +249,8 @@ static int export_trtllm(const struct settings *s, const bosch_selection *sel)
     } else {
         printf("wrote %s (kv_cache_config.max_attention_window, one per layer; max_seq_len %s%s; "
                "trtllm-serve --extra_llm_api_options %s)\n",
-               s->out, *config ? "from " : "as given", config, s->out);
+               s->out, s->max_seq_len ? "as given" : "from ", s->max_seq_len ? "" : config,
+               s->out);
         report_layers(sel, lsel, "TensorRT-LLM's", NULL);
     }
     bosch_selection_free(proj);

@@ -51,7 +51,14 @@ static int encode_prompt(const struct settings *s, const bosch_tokenizer *tok, s
     rc = bosch_tokenizer_encode(tok, text ? text : s->prompt, len, 0, &p->owned, &p->n);
     bosch_text_free(text);
     if (rc || p->n == 0) {
-        errorf("generate: %s", rc ? bosch_strerror(rc) : "the prompt is empty");
+        /* A byte-level BPE drops the bytes it has no token for: a prompt of
+         * such bytes alone is no empty one. */
+        if (rc || !len)
+            errorf("generate: %s", rc ? bosch_strerror(rc) : "the prompt is empty");
+        else
+            errorf("generate: the %s prompt (%zu bytes) encodes to no token: the tokenizer has "
+                   "a token for none of its characters (it drops such bytes); give text in its "
+                   "vocabulary, or the model's own tokenizer", s->raw ? "raw" : "chat", len);
         return EXIT_ERROR;
     }
     p->ids = p->owned;
@@ -101,6 +108,36 @@ static void print_tokens(const char *label, const bosch_tokenizer *tok, const in
     printf("]\n");
 }
 
+/* The KV units the model's config makes sliding (every KV group of such a
+ * layer): the cache keeps the config's window and no sink there, whatever
+ * the mask says. */
+static size_t config_sliding_units(const struct backend *b)
+{
+    size_t n = 0;
+    for (uint32_t l = 0; l < b->L; l++)
+        n += bosch_torch_model_layer_sliding(b->m, l) == 1 ? b->G : 0;
+    return n;
+}
+
+/* The saving the cache should hold at `capacity` tokens: bosch_kv_saving
+ * of the mask's own SWA units (window + sink) plus that of the config's
+ * sliding units (its window, no sink); the formula is linear in the ratio. */
+static double predicted_saving(const struct backend *b, const uint8_t *mask, uint64_t capacity,
+                               unsigned window, unsigned sink)
+{
+    size_t units = (size_t)b->L * b->G, own = 0, fixed = 0;
+    for (uint32_t l = 0; l < b->L; l++) {
+        int slides = bosch_torch_model_layer_sliding(b->m, l) == 1;
+        for (uint32_t g = 0; g < b->G; g++) {
+            fixed += slides;
+            own += !slides && mask[(size_t)l * b->G + g];
+        }
+    }
+    return bosch_kv_saving((double)own / (double)units, capacity, window, sink) +
+           bosch_kv_saving((double)fixed / (double)units, capacity,
+                           bosch_torch_model_sliding_window(b->m), 0);
+}
+
 static int run_generate(struct settings *s, const bosch_selection *sel)
 {
     struct backend b;
@@ -138,9 +175,14 @@ static int run_generate(struct settings *s, const bosch_selection *sel)
     size_t swa = 0;
     for (size_t u = 0; u < units; u++)
         swa += mask[u] != 0;
-    printf("mask %s (%.63s), SWA ratio %.4f, window %u, sink %u\n",
+    printf("mask %s (%.63s), SWA ratio %.4f, window %u, sink %u",
            sel ? s->mask : "none", sel ? shown_method(sel) : "full attention",
            (double)swa / (double)units, window, sink);
+    size_t fixed = config_sliding_units(&b);
+    if (fixed)
+        printf("; the config fixes %zu of %zu units as sliding (window %u, no sink)", fixed,
+               units, bosch_torch_model_sliding_window(b.m));
+    printf("\n");
     printf("prompt: %s, %zu tokens\n", p.what, p.n);
 
     struct bosch_torch_generation info;
@@ -159,15 +201,18 @@ static int run_generate(struct settings *s, const bosch_selection *sel)
         print_tokens(same ? "answer (reproduced):" : "answer (not reproduced):", tok, p.answer,
                      p.n_answer);
     }
-    /* The selection's saving at this run's context (prompt + max_new, the
-     * cache's capacity): bosch_kv_saving over the mask's SWA units. */
+    /* The saving at this run's context (prompt + max_new, the cache's
+     * capacity), of what slides: the mask's units and the config's. */
     uint64_t capacity = p.n + max_new;
-    double predicted = bosch_kv_saving((double)swa / (double)units, capacity, window, sink);
+    double predicted = predicted_saving(&b, mask, capacity, window, sink);
     double held = info.kv_bytes_full ? (double)info.kv_bytes / (double)info.kv_bytes_full : 1;
     printf("KV cache: %llu bytes held of %llu for full attention (%.4f) at %llu tokens of "
-           "capacity: saving %.4f, the selection's bosch_kv_saving %.4f\n",
+           "capacity: saving %.4f, %s %.4f\n",
            (unsigned long long)info.kv_bytes, (unsigned long long)info.kv_bytes_full, held,
-           (unsigned long long)capacity, 1 - held, predicted);
+           (unsigned long long)capacity, 1 - held,
+           fixed ? "bosch_kv_saving of the mask's and the config's sliding units"
+                 : "the selection's bosch_kv_saving",
+           predicted);
     double steps = n_out > 1 ? (double)(n_out - 1) : 0;
     printf("prefill %zu tokens in %.3f s; decode %zu tokens in %.3f s", p.n,
            info.prefill_seconds, n_out, info.decode_seconds);

@@ -126,7 +126,7 @@ static const struct cli_option options[] = {
     {"model", required_argument, O_MODEL, CMD_EXPORT, SEC_EXPORT,
      "--model DIR        hf: the model whose config.json to extend; trtllm: whose\n"
      "                     max_position_embeddings is max_seq_len (default: the\n"
-     "                     mask's model.path)"},
+     "                     mask's model.path); its shape must be the mask's"},
     {"max-seq-len", required_argument, O_MAXSEQ, CMD_EXPORT, SEC_EXPORT,
      "--max-seq-len N    trtllm: the engine's max_seq_len, the full layers' window\n"
      "                     (default: the model's max_position_embeddings)"},

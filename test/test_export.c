@@ -9,7 +9,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -480,7 +482,9 @@ static const struct {
     {"", BOSCH_E_CORRUPT, "not a JSON object"},
     {"{ \"model_type\": \"qwen3\" }", BOSCH_E_CORRUPT, "num_hidden_layers"},
     {"{ \"num_hidden_layers\": \"4\" }", BOSCH_E_CORRUPT, "not an integer"},
-    {"{ \"num_hidden_layers\": 5 }", BOSCH_E_MISMATCH, "is 5"},
+    {"{ \"num_hidden_layers\": 5 }", BOSCH_E_MISMATCH,
+     "describes a model of 5 layers x ? KV heads (? query heads), the selection one of 4 layers "
+     "x 2 KV heads (8 query heads): num_hidden_layers differs"},
     {"{ \"num_hidden_layers\": 4, \"num_key_value_heads\": 4 }", BOSCH_E_MISMATCH,
      "num_key_value_heads"},
     {"{ \"num_hidden_layers\": 4, \"num_attention_heads\": 16 }", BOSCH_E_MISMATCH,
@@ -697,6 +701,141 @@ START_TEST(hf_dir_errors)
 }
 END_TEST
 
+/* A window not below the config's max_position_embeddings slides over
+ * nothing: refused, naming both; a mask with no sliding layer exports. */
+START_TEST(hf_window_within_positions)
+{
+    const char *src = scratch_path("short-src.json");
+    scratch_write_text(src, "{\"num_hidden_layers\": 4, \"num_key_value_heads\": 2, "
+                            "\"max_position_embeddings\": 128}");
+    bosch_selection *s = make(4, 2, 4, "00110011");
+    ck_assert_int_eq(bosch_selection_export_hf(s, src, scratch_path("short.json")),
+                     BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s),
+                                 "the window 128 does not slide within max_position_embeddings "
+                                 "128 ("));
+    ck_assert_int_eq(access(scratch_path("short.json"), F_OK), -1);
+    bosch_selection *full = make(4, 2, 4, "00000000");
+    ck_assert_int_eq(bosch_selection_export_hf(full, src, scratch_path("short.json")), BOSCH_OK);
+    scratch_write_text(src, "{\"num_hidden_layers\": 4, \"max_position_embeddings\": 129}");
+    ck_assert_int_eq(bosch_selection_export_hf(s, src, scratch_path("short.json")), BOSCH_OK);
+    bosch_selection_free(full);
+    bosch_selection_free(s);
+}
+END_TEST
+
+/* The entries of `dir` (hidden ones too; not . and .., whose times change
+ * with any temporary), sorted, with their inode, size and modification
+ * time: equal listings mean nothing was added, removed or replaced. */
+static int not_dots(const struct dirent *e)
+{
+    return strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+}
+
+static char *listing(const char *dir)
+{
+    struct dirent **names;
+    int n = scandir(dir, &names, not_dots, alphasort);
+    ck_assert_int_ge(n, 0);
+    size_t cap = 64 + (size_t)n * 360, used = 0;
+    char *out = malloc(cap);
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char p[4096];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]->d_name);
+        ck_assert_int_eq(lstat(p, &st), 0);
+        used += (size_t)snprintf(out + used, cap - used, "%.255s %llu %lld %lld.%09ld\n",
+                                 names[i]->d_name, (unsigned long long)st.st_ino,
+                                 (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                                 st.st_mtim.tv_nsec);
+        free(names[i]);
+    }
+    free(names);
+    return out;
+}
+
+/* Writes fail as on a full disk while the file size limit is 0. */
+static struct rlimit saved_fsize;
+static void limit_writes(void)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &saved_fsize), 0);
+    struct rlimit r = saved_fsize;
+    r.rlim_cur = 0;
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &r), 0);
+}
+
+static void unlimit_writes(void)
+{
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &saved_fsize), 0);
+}
+
+/* A failed export, in any format and at any step, leaves no directory it
+ * made and an earlier export as it was: refusals before writing, writes
+ * that fail (a full disk), a link that cannot be made after the two files
+ * were written. */
+START_TEST(failed_exports_leave_nothing)
+{
+    char model[4096], p[4400];
+    snprintf(model, sizeof model, "%s", make_model_dir("model-f"));
+    bosch_selection *s = make(4, 2, 4, "00110011");
+    char hf[4096], duo[4096]; /* scratch_path's buffers rotate */
+    snprintf(hf, sizeof hf, "%s", scratch_path("kept-hf"));
+    snprintf(duo, sizeof duo, "%s", scratch_path("kept-duo"));
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, model, hf, 0, NULL, NULL), BOSCH_OK);
+    ck_assert_int_eq(bosch_selection_export_duo(s, duo), BOSCH_OK);
+    char *hf_before = listing(hf), *duo_before = listing(duo);
+    size_t linked = 9, kept = 9;
+    limit_writes();
+    ck_assert_int_eq(bosch_selection_export_duo(s, scratch_path("new-duo")), BOSCH_E_IO);
+    ck_assert_int_eq(errno, EFBIG);
+    ck_assert_int_eq(bosch_selection_export_duo(s, duo), BOSCH_E_IO);
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, model, scratch_path("new-hf"), 0, &linked,
+                                                   &kept),
+                     BOSCH_E_IO);
+    ck_assert_int_eq(errno, EFBIG);
+    ck_assert_uint_eq(linked + kept, 0);
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, model, hf, 0, NULL, NULL), BOSCH_E_IO);
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, 4096, scratch_path("new.yaml")),
+                     BOSCH_E_IO);
+    unlimit_writes();
+    /* A model file whose link's temporary name (".NAME.link") is too long. */
+    char name[251];
+    memset(name, 'w', 250);
+    name[250] = '\0';
+    snprintf(p, sizeof p, "%s/%s", model, name);
+    scratch_write_text(p, "w");
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, model, scratch_path("new-hf"), 0, NULL,
+                                                   NULL),
+                     BOSCH_E_IO);
+    ck_assert_int_eq(errno, ENAMETOOLONG);
+    ck_assert_int_eq(bosch_selection_export_hf_dir(s, model, hf, 0, NULL, NULL), BOSCH_E_IO);
+    ck_assert_int_eq(unlink(p), 0);
+    /* Refused before anything is made: another shape, a head-level mask. */
+    bosch_selection *other = make(2, 2, 4, "0011"), *head = make(4, 2, 4, "00110010");
+    ck_assert_int_eq(bosch_selection_export_hf_dir(other, model, scratch_path("new-hf"), 0, NULL,
+                                                   NULL),
+                     BOSCH_E_MISMATCH);
+    ck_assert_int_eq(bosch_selection_export_hf_dir(head, model, scratch_path("new-hf"), 0, NULL,
+                                                   NULL),
+                     BOSCH_E_INVALID);
+    bosch_selection_free(other);
+    bosch_selection_free(head);
+    const char *gone[] = {"new-duo", "new-hf", "new.yaml"};
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
+        ck_assert_msg(access(scratch_path(gone[i]), F_OK) == -1, "%s left", gone[i]);
+    char *hf_after = listing(hf), *duo_after = listing(duo);
+    ck_assert_str_eq(hf_after, hf_before);
+    ck_assert_str_eq(duo_after, duo_before);
+    free(hf_before);
+    free(hf_after);
+    free(duo_before);
+    free(duo_after);
+    bosch_selection_free(s);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* TensorRT-LLM                                                              */
 /* ------------------------------------------------------------------------ */
@@ -737,12 +876,36 @@ START_TEST(trtllm_windows)
     line = window_line(scratch_path("t.yaml"));
     ck_assert_str_eq(line, "  max_attention_window: [40960, 128, 40960, 128]");
     free(line);
-    /* A window of max_seq_len or more is full attention there: capped. */
-    ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, 100, scratch_path("t.yaml")),
+    /* A window of max_seq_len or more would slide over nothing: refused,
+     * naming both, the file left as it was; one position more slides. */
+    char *before = scratch_read_text(scratch_path("t.yaml"));
+    for (uint64_t len = 100; len <= 128; len += 28) {
+        ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, len, scratch_path("t.yaml")),
+                         BOSCH_E_INVALID);
+        char want[96];
+        snprintf(want, sizeof want, "the window 128 does not slide within max_seq_len %llu:",
+                 (unsigned long long)len);
+        ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), want));
+    }
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "the 2 sliding layers"));
+    text = scratch_read_text(scratch_path("t.yaml"));
+    ck_assert_str_eq(text, before);
+    free(text);
+    free(before);
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, 129, scratch_path("t.yaml")),
                      BOSCH_OK);
     line = window_line(scratch_path("t.yaml"));
-    ck_assert_str_eq(line, "  max_attention_window: [100, 100, 100, 100]");
+    ck_assert_str_eq(line, "  max_attention_window: [129, 128, 129, 128]");
     free(line);
+    /* From the config: its max_position_embeddings, named with the file. */
+    scratch_write_text(scratch_path("cfg-short.json"),
+                       "{\"num_hidden_layers\": 4, \"max_position_embeddings\": 64}");
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("cfg-short.json"), 0,
+                                                   scratch_path("t.yaml")),
+                     BOSCH_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s),
+                                 "does not slide within max_position_embeddings 64 ("));
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "cfg-short.json)"));
     /* All full and all sliding. */
     bosch_selection *full = make(2, 1, 2, "00"), *all = make(2, 1, 2, "11");
     ck_assert_int_eq(bosch_selection_export_trtllm(full, NULL, 8192, scratch_path("f.yaml")),
@@ -750,6 +913,9 @@ START_TEST(trtllm_windows)
     line = window_line(scratch_path("f.yaml"));
     ck_assert_str_eq(line, "  max_attention_window: [8192, 8192]");
     free(line);
+    /* Nothing slides: no window to fit. */
+    ck_assert_int_eq(bosch_selection_export_trtllm(full, NULL, 64, scratch_path("f.yaml")),
+                     BOSCH_OK);
     ck_assert_int_eq(bosch_selection_export_trtllm(all, NULL, 8192, scratch_path("f.yaml")),
                      BOSCH_OK);
     line = window_line(scratch_path("f.yaml"));
@@ -764,7 +930,8 @@ END_TEST
 START_TEST(trtllm_errors)
 {
     bosch_selection *s = make(4, 2, 4, "00110011");
-    const char *out = scratch_path("e.yaml");
+    char out[4096]; /* scratch_path's buffers rotate */
+    snprintf(out, sizeof out, "%s", scratch_path("e.yaml"));
     ck_assert_int_eq(bosch_selection_export_trtllm(NULL, NULL, 10, out), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, 10, NULL), BOSCH_E_INVALID);
     ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, 0, out), BOSCH_E_INVALID);
@@ -782,7 +949,8 @@ START_TEST(trtllm_errors)
     ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(bare), "kv_saving"));
     bosch_selection_free(bare);
     /* A config without a usable max_position_embeddings; a missing one. */
-    scratch_write_text(scratch_path("nomax.json"), "{\"max_position_embeddings\": \"long\"}");
+    scratch_write_text(scratch_path("nomax.json"),
+                       "{\"num_hidden_layers\": 4, \"max_position_embeddings\": \"long\"}");
     ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("nomax.json"), 0, out),
                      BOSCH_E_CORRUPT);
     ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "max_position_embeddings"));
@@ -791,6 +959,23 @@ START_TEST(trtllm_errors)
                      BOSCH_E_CORRUPT);
     ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("missing.json"), 0, out),
                      BOSCH_E_IO);
+    /* A config of another model, also when max_seq_len is given: refused
+     * naming both shapes. */
+    scratch_write_text(scratch_path("other.json"),
+                       "{\"num_hidden_layers\": 8, \"num_key_value_heads\": 2, "
+                       "\"max_position_embeddings\": 4096}");
+    for (uint64_t len = 0; len <= 4096; len += 4096) {
+        ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("other.json"), len, out),
+                         BOSCH_E_MISMATCH);
+        ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s),
+                                     "other.json describes a model of 8 layers x 2 KV heads (? "
+                                     "query heads), the selection one of 4 layers x 2 KV heads "
+                                     "(8 query heads): num_hidden_layers differs"));
+    }
+    scratch_write_text(scratch_path("nolayers.json"), "{\"max_position_embeddings\": 4096}");
+    ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("nolayers.json"), 0, out),
+                     BOSCH_E_CORRUPT);
+    ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "no \"num_hidden_layers\""));
     ck_assert_int_eq(access(out, F_OK), -1); /* nothing written by any of them */
     ck_assert_int_eq(bosch_selection_export_trtllm(s, NULL, 4096, scratch_path("no/dir/e.yaml")),
                      BOSCH_E_IO);
@@ -821,6 +1006,8 @@ static Suite *export_suite(void)
     tcase_add_test(tc, hf_errors);
     tcase_add_test(tc, hf_dir_links_the_model);
     tcase_add_test(tc, hf_dir_errors);
+    tcase_add_test(tc, hf_window_within_positions);
+    tcase_add_test(tc, failed_exports_leave_nothing);
     tc = tcase_new(s, "trtllm");
     tcase_add_unchecked_fixture(tc, setup, NULL);
     tcase_add_test(tc, trtllm_windows);

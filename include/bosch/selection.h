@@ -261,7 +261,9 @@ BOSCH_API bosch_selection *bosch_selection_project_layers(const bosch_selection 
  *                                 the SWA ratio: the value to give DuoAttention's
  *                                 --sparsity and kvpress's press), threshold
  *                                 0.5, context, kv_saving}
- * DIR is made (one level) when missing. With 1 layer or 1 KV head per layer
+ * DIR is made (one level) when missing, and removed again when the export
+ * then fails (both files are written before either replaces anything). With
+ * 1 layer or 1 KV head per layer
  * np.loadtxt() squeezes the table to a 1-D (or 0-D) array, which both
  * loaders index wrongly for 1 layer and kvpress's press for 1 KV head; the
  * files are still written (np.loadtxt(..., ndmin=2) reads them right) and
@@ -278,12 +280,15 @@ BOSCH_API int bosch_selection_export_duo(const bosch_selection *s, const char *d
  * to `out_config` (which may be `source_config`). No sink tokens are kept:
  * the served KV saving is bosch_kv_saving(ratio, context, window, 0).
  * BOSCH_E_INVALID for NULL arguments, no KV-saving record, a window of 0 or
- * above 2^31-1, or a head-level selection (export
- * bosch_selection_project_layers() of it); BOSCH_E_IO when a file cannot be
- * read or written; BOSCH_E_CORRUPT when the source is not a JSON object or
- * has no integer num_hidden_layers; BOSCH_E_MISMATCH when its
+ * above 2^31-1, a window not below the source's max_position_embeddings
+ * (when present) while some layer slides (such a window sees every key), or
+ * a head-level selection (export bosch_selection_project_layers() of it);
+ * BOSCH_E_IO when a file cannot be read or written; BOSCH_E_CORRUPT when
+ * the source is not a JSON object or has no integer num_hidden_layers;
+ * BOSCH_E_MISMATCH (the message naming both shapes) when its
  * num_hidden_layers, num_key_value_heads or num_attention_heads (the last
- * two when present) differ from the selection's shape. */
+ * two when present) differ from the selection's shape. Nothing is written
+ * on failure. */
 BOSCH_API int bosch_selection_export_hf(const bosch_selection *s, const char *source_config,
                                         const char *out_config);
 /* Flags of bosch_selection_export_hf_dir. */
@@ -301,11 +306,13 @@ enum bosch_export_flags {
  * (counted in *kept). out_dir is made (one level) when missing. `s` must be
  * layer-level, as for bosch_selection_export_hf (export
  * bosch_selection_project_layers() of a head-level one). *linked and *kept
- * (each may be NULL) receive the files linked and kept, also on failure.
+ * (each may be NULL) receive the files linked and kept (0 on failure).
  * BOSCH_E_INVALID for NULL or empty arguments, unknown flags, or out_dir
  * being model_dir itself; BOSCH_E_IO (errno set) when a directory cannot be
  * made, read or linked into; the statuses of bosch_selection_export_hf.
- * Files written before a failure stay (each whole). The message is in
+ * Every check comes first, and every file and link is staged under a
+ * temporary name before any is renamed into place: a failure leaves out_dir
+ * as it was, and removes it when this call made it. The message is in
  * bosch_selection_last_error(s). */
 BOSCH_API int bosch_selection_export_hf_dir(const bosch_selection *s, const char *model_dir,
                                             const char *out_dir, unsigned flags,
@@ -316,17 +323,22 @@ BOSCH_API int bosch_selection_export_hf_dir(const bosch_selection *s, const char
  * KvCacheConfig) holding kv_cache_config: max_attention_window, one entry
  * per layer: the recorded window W for a sliding layer (TensorRT-LLM's W
  * keeps the query's own key and the W - 1 before it, as Hugging Face's
- * sliding_window does; W is capped at max_seq_len), max_seq_len for a full
- * one. `max_seq_len` 0 takes the model's max_position_embeddings from
- * `model_config` (its config.json; else may be NULL). No sink tokens (the
- * PyTorch backend serves none): the served KV saving is
- * bosch_kv_saving(ratio, context, window, 0). Written atomically.
+ * sliding_window does), max_seq_len for a full one. `max_seq_len` 0 takes
+ * the model's max_position_embeddings from `model_config` (its
+ * config.json; may be NULL when max_seq_len is given). A `model_config`
+ * given is checked against the selection's shape, as by
+ * bosch_selection_export_hf (BOSCH_E_MISMATCH naming both shapes). No sink
+ * tokens (the PyTorch backend serves none): the served KV saving is
+ * bosch_kv_saving(ratio, context, window, 0). Written atomically; nothing
+ * is written on failure.
  * BOSCH_E_INVALID for NULL, no max_seq_len nor config, max_seq_len above
- * 2^31-1, no KV-saving record or a head-level selection (export
- * bosch_selection_project_layers() of it); BOSCH_E_CORRUPT when the config
- * is not a JSON object with a positive integer max_position_embeddings;
- * BOSCH_E_IO when a file cannot be read or written. The message is in
- * bosch_selection_last_error(s). */
+ * 2^31-1, a window not below max_seq_len while some layer slides (it would
+ * see every key: full attention counted as sliding), no KV-saving record
+ * or a head-level selection (export bosch_selection_project_layers() of
+ * it); BOSCH_E_CORRUPT when the config is not a JSON object with an integer
+ * num_hidden_layers, or (max_seq_len 0) a positive integer
+ * max_position_embeddings; BOSCH_E_IO when a file cannot be read or
+ * written. The message is in bosch_selection_last_error(s). */
 BOSCH_API int bosch_selection_export_trtllm(const bosch_selection *s, const char *model_config,
                                             uint64_t max_seq_len, const char *path);
 

@@ -62,13 +62,16 @@ int sel_tmp_commit(const bosch_selection *s, afile *t, const char *fn)
 
 void sel_tmp_discard(afile *t) { afile_discard(t); }
 
-int sel_ensure_dir(const bosch_selection *s, const char *dir, const char *fn)
+int sel_ensure_dir(const bosch_selection *s, const char *dir, const char *fn, int *made)
 {
     struct stat st;
+    *made = 0;
     if (stat(dir, &st) != 0) {
         if (errno != ENOENT)
             return sel_io_fail(s, errno, fn, "use directory", dir);
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        if (mkdir(dir, 0777) == 0)
+            *made = 1;
+        else if (errno != EEXIST)
             return sel_io_fail(s, errno, fn, "make directory", dir);
         if (stat(dir, &st) != 0)
             return sel_io_fail(s, errno, fn, "use directory", dir);

@@ -3,10 +3,12 @@
  * load_attn_pattern and of kvpress's DuoAttentionPress (docs/export.md). */
 #include "bosch/bosch.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "selection/selection_impl.h"
 
@@ -88,17 +90,27 @@ int bosch_selection_export_duo(const bosch_selection *s, const char *dir)
                            "which give config.json's recent_size and sink_size");
     if (s->kv_window == 0)
         return sel_fail(s, BOSCH_E_INVALID, FN ": the recorded window is 0 (recent_size must be >= 1)");
-    int rc = sel_ensure_dir(s, dir, FN);
-    if (rc)
-        return rc;
+    int made = 0;
+    int rc = sel_ensure_dir(s, dir, FN, &made);
     char *tsv_path = sel_join(dir, "full_attention_heads.tsv");
     char *cfg_path = sel_join(dir, "config.json");
     json_object *cfg = duo_config(s);
     const char *text = cfg ? json_object_to_json_string_ext(cfg, JSON_FLAGS) : NULL;
-    if (!tsv_path || !cfg_path || !text)
+    if (!rc && (!tsv_path || !cfg_path || !text))
         rc = sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
-    else
+    else if (!rc)
         rc = write_both(s, tsv_path, cfg_path, text);
+    if (rc && made) {
+        /* A failed export leaves nothing: not even the directory it made
+         * (a file committed before the failure included). */
+        int err = errno;
+        if (tsv_path)
+            unlink(tsv_path);
+        if (cfg_path)
+            unlink(cfg_path);
+        rmdir(dir);
+        errno = err;
+    }
     json_object_put(cfg);
     free(tsv_path);
     free(cfg_path);

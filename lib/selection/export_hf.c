@@ -63,24 +63,6 @@ int sel_read_config(const bosch_selection *s, const char *path, const char *fn,
     return BOSCH_OK;
 }
 
-/* A shape member of the source against the selection's: BOSCH_OK when it
- * matches (or, unless required, is absent). */
-static int check_shape(const bosch_selection *s, json_object *cfg, const char *path,
-                       const char *key, int64_t want, int required)
-{
-    json_object *v;
-    if (!json_object_object_get_ex(cfg, key, &v))
-        return required ? sel_fail(s, BOSCH_E_CORRUPT, FN ": %s: no \"%s\"", path, key) : BOSCH_OK;
-    if (!json_object_is_type(v, json_type_int))
-        return sel_fail(s, BOSCH_E_CORRUPT, FN ": %s: \"%s\" is not an integer", path, key);
-    int64_t got = json_object_get_int64(v);
-    if (got != want)
-        return sel_fail(s, BOSCH_E_MISMATCH,
-                        FN ": %s: \"%s\" is %lld, the selection's model has %lld", path, key,
-                        (long long)got, (long long)want);
-    return BOSCH_OK;
-}
-
 /* Qwen3MoeForCausalLM: transformers' Qwen3MoeConfig has no per-layer
  * windows (use_sliding_window slides every layer; layer_types is ignored). */
 static int is_moe_config(json_object *cfg)
@@ -99,14 +81,6 @@ static int is_moe_config(json_object *cfg)
                 return 1;
         }
     return 0;
-}
-
-static uint32_t sliding_layers(const bosch_selection *s)
-{
-    uint32_t n = 0;
-    for (uint32_t l = 0; l < s->layers; l++)
-        n += s->mask[(size_t)l * s->kv_groups] != 0;
-    return n;
 }
 
 /* The four members Qwen3Config reads for per-layer windows
@@ -158,44 +132,56 @@ int sel_check_layer_export(const bosch_selection *s, const char *fn, const char 
     return BOSCH_OK;
 }
 
+int sel_hf_config_text(const bosch_selection *s, const char *source_config, const char *fn,
+                       char **text)
+{
+    int rc = sel_check_layer_export(s, fn, "sliding_window");
+    if (rc)
+        return rc;
+    json_object *cfg = NULL;
+    if ((rc = sel_read_config(s, source_config, fn, &cfg)))
+        return rc;
+    rc = sel_check_config_shape(s, cfg, source_config, fn);
+    const uint64_t positions = sel_config_max_positions(cfg);
+    if (!rc && positions)
+        rc = sel_check_window_slides(s, fn, positions, "max_position_embeddings", source_config);
+    const int moe = rc == BOSCH_OK && is_moe_config(cfg);
+    const uint32_t sliding = sel_sliding_layers(s);
+    if (moe && sliding > 0 && sliding < s->layers)
+        rc = sel_fail(s, BOSCH_E_INVALID,
+                      "%s: %s is a Qwen3MoeForCausalLM config, whose sliding window is all "
+                      "layers or none in transformers (use_sliding_window; layer_types is "
+                      "ignored); the selection slides %u of %u layers",
+                      fn, source_config, sliding, s->layers);
+    if (rc == BOSCH_OK && set_window_members(s, cfg, !moe || sliding > 0) != BOSCH_OK)
+        rc = sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
+    const char *json = rc ? NULL : json_object_to_json_string_ext(cfg, JSON_FLAGS);
+    size_t n = json ? strlen(json) : 0;
+    if (rc == BOSCH_OK && (!json || !(*text = malloc(n + 2))))
+        rc = sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
+    if (rc == BOSCH_OK) {
+        memcpy(*text, json, n);
+        memcpy(*text + n, "\n", 2);
+    }
+    json_object_put(cfg);
+    return rc;
+}
+
 int bosch_selection_export_hf(const bosch_selection *s, const char *source_config,
                               const char *out_config)
 {
     if (!s || !source_config || !out_config)
         return sel_fail(s, BOSCH_E_INVALID, FN ": %s is NULL",
                         !s ? "selection" : source_config ? "out_config" : "source_config");
-    int rc = sel_check_layer_export(s, FN, "sliding_window");
-    if (rc)
-        return rc;
-    json_object *cfg = NULL;
-    rc = sel_read_config(s, source_config, FN, &cfg);
-    if (rc)
-        return rc;
-    rc = check_shape(s, cfg, source_config, "num_hidden_layers", s->layers, 1);
-    rc = rc ? rc : check_shape(s, cfg, source_config, "num_key_value_heads", s->kv_groups, 0);
-    rc = rc ? rc : check_shape(s, cfg, source_config, "num_attention_heads",
-                               (int64_t)s->kv_groups * s->heads_per_group, 0);
-    const int moe = rc == BOSCH_OK && is_moe_config(cfg);
-    const uint32_t sliding = sliding_layers(s);
-    if (moe && sliding > 0 && sliding < s->layers)
-        rc = sel_fail(s, BOSCH_E_INVALID,
-                      FN ": %s is a Qwen3MoeForCausalLM config, whose sliding window is all "
-                         "layers or none in transformers (use_sliding_window; layer_types is "
-                         "ignored); the selection slides %u of %u layers",
-                      source_config, sliding, s->layers);
-    if (rc == BOSCH_OK && set_window_members(s, cfg, !moe || sliding > 0) != BOSCH_OK)
-        rc = sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
-    const char *text = rc ? NULL : json_object_to_json_string_ext(cfg, JSON_FLAGS);
-    if (rc == BOSCH_OK && !text)
-        rc = sel_fail(s, BOSCH_E_NOMEM, FN ": out of memory");
+    char *text = NULL;
+    int rc = sel_hf_config_text(s, source_config, FN, &text);
     afile t;
     if (rc == BOSCH_OK && (rc = sel_tmp_open(s, &t, out_config, FN)) == BOSCH_OK) {
         fputs(text, t.f);
-        fputc('\n', t.f);
         rc = sel_tmp_close(s, &t, FN);
         rc = rc ? rc : sel_tmp_commit(s, &t, FN);
         sel_tmp_discard(&t);
     }
-    json_object_put(cfg);
+    free(text);
     return rc;
 }

@@ -5,7 +5,8 @@
  * the key of the query itself and the W - 1 before it (its context mask is
  * col > row - W), as Hugging Face's sliding_window and libbosch's window
  * do, so a sliding layer's entry is the recorded window itself; a full
- * layer's is max_seq_len (larger values are clamped to it). */
+ * layer's is max_seq_len (larger values are clamped to it). A window of
+ * max_seq_len or more would slide over nothing: refused. */
 #include "bosch/bosch.h"
 
 #include <json-c/json.h>
@@ -17,21 +18,23 @@
 
 #define FN "bosch_selection_export_trtllm"
 
-/* max_position_embeddings of the model's config.json; a status after
- * sel_fail. */
-static int config_max_len(const bosch_selection *s, const char *path, uint64_t *out)
+/* The model's config.json: checked against the selection's shape; its
+ * max_position_embeddings in *max_seq_len unless one is given. A status
+ * after sel_fail. */
+static int read_model_config(const bosch_selection *s, const char *path, uint64_t *max_seq_len)
 {
-    json_object *cfg = NULL, *v = NULL;
+    json_object *cfg = NULL;
     int rc = sel_read_config(s, path, FN, &cfg);
     if (rc)
         return rc;
-    if (!json_object_object_get_ex(cfg, "max_position_embeddings", &v) ||
-        !json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 1)
+    rc = sel_check_config_shape(s, cfg, path, FN);
+    const uint64_t positions = sel_config_max_positions(cfg);
+    if (!rc && !*max_seq_len && !positions)
         rc = sel_fail(s, BOSCH_E_CORRUPT,
                       FN ": %s: no positive integer \"max_position_embeddings\" (give "
                       "max_seq_len)", path);
-    else
-        *out = (uint64_t)json_object_get_int64(v);
+    else if (!rc && !*max_seq_len)
+        *max_seq_len = positions;
     json_object_put(cfg);
     return rc;
 }
@@ -44,19 +47,21 @@ int bosch_selection_export_trtllm(const bosch_selection *s, const char *model_co
                         !s      ? "selection is NULL"
                         : !path ? "path is NULL"
                                 : "no max_seq_len and no model config to take it from");
+    const int given = max_seq_len != 0;
     int rc = sel_check_layer_export(s, FN, "the sliding layers' max_attention_window");
-    if (!rc && !max_seq_len)
-        rc = config_max_len(s, model_config, &max_seq_len);
+    if (!rc && model_config)
+        rc = read_model_config(s, model_config, &max_seq_len);
     if (!rc && max_seq_len > INT32_MAX)
         rc = sel_fail(s, BOSCH_E_INVALID, FN ": max_seq_len %llu is above 2^31-1",
                       (unsigned long long)max_seq_len);
+    if (!rc)
+        rc = sel_check_window_slides(s, FN, max_seq_len,
+                                     given ? "max_seq_len" : "max_position_embeddings",
+                                     given ? NULL : model_config);
     if (rc)
         return rc;
-    /* A window of max_seq_len or more is full attention there. */
-    const uint64_t w = s->kv_window < max_seq_len ? s->kv_window : max_seq_len;
-    uint32_t sliding = 0;
-    for (uint32_t l = 0; l < s->layers; l++)
-        sliding += s->mask[(size_t)l * s->kv_groups] != 0;
+    const uint64_t w = s->kv_window;
+    const uint32_t sliding = sel_sliding_layers(s);
     afile t;
     if ((rc = sel_tmp_open(s, &t, path, FN)) != BOSCH_OK)
         return rc;

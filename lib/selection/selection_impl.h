@@ -90,8 +90,9 @@ int sel_tmp_commit(const bosch_selection *s, afile *t, const char *fn);
  * a zeroed or already committed *t. */
 void sel_tmp_discard(afile *t);
 /* Makes directory `dir` (one level) unless it exists; BOSCH_E_IO when it
- * cannot be made or exists as something else (errno ENOTDIR). */
-int sel_ensure_dir(const bosch_selection *s, const char *dir, const char *fn);
+ * cannot be made or exists as something else (errno ENOTDIR). *made is 1
+ * when this call made it (a failed export removes it again), else 0. */
+int sel_ensure_dir(const bosch_selection *s, const char *dir, const char *fn, int *made);
 /* "DIR/NAME", malloc'ed (NULL when out of memory). */
 char *sel_join(const char *dir, const char *name);
 
@@ -104,5 +105,30 @@ int sel_check_layer_export(const bosch_selection *s, const char *fn, const char 
 struct json_object;
 int sel_read_config(const bosch_selection *s, const char *path, const char *fn,
                     struct json_object **out);
+/* The exported Hugging Face config (export_hf.c): `source_config` read,
+ * checked (shape, window, Qwen3-MoE) and given the sliding members, as
+ * malloc'ed text ending in a newline in *text; a status after sel_fail. */
+int sel_hf_config_text(const bosch_selection *s, const char *source_config, const char *fn,
+                       char **text);
+/* The selection's JSON text (write.c) into f; BOSCH_OK, or BOSCH_E_NOMEM
+ * after sel_fail naming `fn`. */
+int sel_put_json(FILE *f, const bosch_selection *s, const char *fn);
+
+/* Checks of a model's config.json (config_check.c). BOSCH_E_MISMATCH
+ * naming both shapes when its num_hidden_layers (required: else
+ * BOSCH_E_CORRUPT), num_key_value_heads or num_attention_heads (when
+ * present) differ from the selection's. */
+int sel_check_config_shape(const bosch_selection *s, struct json_object *cfg, const char *path,
+                           const char *fn);
+/* max_position_embeddings when a positive integer, else 0. */
+uint64_t sel_config_max_positions(struct json_object *cfg);
+/* Layers whose first unit is SWA (of a layer-level selection: its sliding
+ * layers). */
+uint32_t sel_sliding_layers(const bosch_selection *s);
+/* BOSCH_E_INVALID naming the window and `limit` when some layer slides
+ * and the window is not below `limit` positions (named `name`, from
+ * `source` when not NULL): such a window sees every key. */
+int sel_check_window_slides(const bosch_selection *s, const char *fn, uint64_t limit,
+                            const char *name, const char *source);
 
 #endif

@@ -146,11 +146,8 @@ static void add_tail_members(json_object *root, const bosch_selection *s)
         json_object_object_add(root, "evaluations", evaluations_json(s));
 }
 
-int bosch_selection_write_json(const bosch_selection *s, const char *path)
+int sel_put_json(FILE *f, const bosch_selection *s, const char *fn)
 {
-    static const char fn[] = "bosch_selection_write_json";
-    if (!s || !path)
-        return sel_fail(s, BOSCH_E_INVALID, "%s: path is NULL", fn);
     char *str = malloc(s->units + 1);
     json_object *root = json_object_new_object();
     if (!str || !root) {
@@ -172,16 +169,27 @@ int bosch_selection_write_json(const bosch_selection *s, const char *path)
     add_tail_members(root, s);
     const char *text =
         json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-    if (!text) {
-        json_object_put(root);
-        return sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
-    }
-    afile t;
-    FILE *f = sel_open_out(s, &t, path, fn);
-    if (f)
+    if (text)
         fputs(text, f);
     json_object_put(root);
-    return f ? sel_close_out(s, &t, fn) : BOSCH_E_IO;
+    return text ? BOSCH_OK : sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
+}
+
+int bosch_selection_write_json(const bosch_selection *s, const char *path)
+{
+    static const char fn[] = "bosch_selection_write_json";
+    if (!s || !path)
+        return sel_fail(s, BOSCH_E_INVALID, "%s: path is NULL", fn);
+    afile t;
+    FILE *f = sel_open_out(s, &t, path, fn);
+    if (!f)
+        return BOSCH_E_IO;
+    int rc = sel_put_json(f, s, fn);
+    if (rc) {
+        sel_tmp_discard(&t); /* the earlier file stays */
+        return rc;
+    }
+    return sel_close_out(s, &t, fn);
 }
 
 void sel_put_tsv(FILE *f, const bosch_selection *s)

@@ -39,6 +39,16 @@ torch::Tensor checked_units(bosch_torch_model *m, const uint8_t *mask, size_t un
                 std::to_string(L * G) + " (layers x KV heads)");
     if (n_prompt > size_t(std::numeric_limits<int32_t>::max()) - max_new)
         invalid("prompt + max_new too long");
+    // As the evaluator's task check, before any forward: the sequence
+    // (prompt + new tokens, as serving engines count it) within the
+    // model's positions.
+    const int64_t cap = md.config().max_position_embeddings;
+    const int64_t len = int64_t(n_prompt) + int64_t(max_new);
+    if (cap > 0 && len > cap)
+        invalid("the prompt's " + std::to_string(n_prompt) + " tokens + max_new " +
+                std::to_string(max_new) + " = " + std::to_string(len) +
+                " positions, more than the model's max_position_embeddings (" +
+                std::to_string(cap) + ")");
     for (size_t i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || int64_t(prompt[i]) >= md.vocab())
             invalid("token " + std::to_string(prompt[i]) + " at index " + std::to_string(i) +

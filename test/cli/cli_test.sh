@@ -122,6 +122,70 @@ JSON
     expect 0 "layer projection:" "$BOSCH" export --format trtllm --max-seq-len 4096 \
         --out "$T/t.yaml" "$T/mkv.json"
     grep -q '^  max_attention_window: \[[0-9, ]*\]$' "$T/t.yaml" || fail "export trtllm: $(cat "$T/t.yaml")"
+    # The exports that read a model (hf, trtllm) check it against the mask's
+    # shape (3 layers x 4 KV heads x 2) and refuse another, naming both; and
+    # a window that cannot slide within max_seq_len (given, or the model's
+    # max_position_embeddings). A refused export leaves nothing behind.
+    cfg() { # DIR LAYERS KV_HEADS MAX_POSITIONS: a model directory's config.json
+        mkdir -p "$1" && printf '{"model_type": "qwen3", "num_hidden_layers": %s, "num_key_value_heads": %s, "num_attention_heads": 8, "max_position_embeddings": %s}\n' \
+            "$2" "$3" "$4" >"$1/config.json" && echo w >"$1/model.safetensors"
+    }
+    gone() { for p in "$@"; do [ -e "$p" ] && fail "a refused export left $p"; done; :; }
+    cfg "$T/m8" 8 4 4096
+    cfg "$T/m3g2" 3 2 4096
+    cfg "$T/m48" 3 4 48
+    cfg "$T/m3" 3 4 4096
+    expect 1 "export: $T/m8/config.json describes a model of 8 layers x 4 KV heads (8 query heads), the selection one of 3 layers x 4 KV heads (8 query heads): num_hidden_layers differs" \
+        "$BOSCH" export --format trtllm --model "$T/m8" --out "$T/t8.yaml" "$T/mkv.json"
+    expect 1 "describes a model of 8 layers x 4 KV heads" "$BOSCH" export --format trtllm \
+        --model "$T/m8" --max-seq-len 4096 --out "$T/t8.yaml" "$T/mkv.json"
+    expect 1 "describes a model of 3 layers x 2 KV heads (8 query heads), the selection one of 3 layers x 4 KV heads (8 query heads): num_key_value_heads differs" \
+        "$BOSCH" export --format trtllm --model "$T/m3g2" --out "$T/t8.yaml" "$T/mkv.json"
+    expect 1 "describes a model of 8 layers x 4 KV heads" "$BOSCH" export --format hf \
+        --model "$T/m8" --out "$T/hf8" "$T/mkv.json"
+    expect 1 "describes a model of 3 layers x 2 KV heads" "$BOSCH" export --format hf \
+        --model "$T/m3g2" --out "$T/hf8" "$T/mkv.json"
+    gone "$T/t8.yaml" "$T/hf8"
+    expect 1 "export: the window 64 does not slide within max_seq_len 64: a window of 64 positions or more sees every key of a 64-position sequence, so the 2 sliding layers would be full attention counted as sliding" \
+        "$BOSCH" export --format trtllm --max-seq-len 64 --out "$T/t64.yaml" "$T/mkv.json"
+    expect 1 "the window 64 does not slide within max_position_embeddings 48 ($T/m48/config.json)" \
+        "$BOSCH" export --format trtllm --model "$T/m48" --out "$T/t64.yaml" "$T/mkv.json"
+    expect 1 "the window 64 does not slide within max_position_embeddings 48 ($T/m48/config.json)" \
+        "$BOSCH" export --format hf --model "$T/m48" --out "$T/hf48" "$T/mkv.json"
+    gone "$T/t64.yaml" "$T/hf48"
+    expect 0 "max_attention_window" sh -c "\"$BOSCH\" export --format trtllm --max-seq-len 65 \
+        --out \"$T/t65.yaml\" \"$T/mkv.json\" && cat \"$T/t65.yaml\""
+    grep -q "^  max_attention_window: \[65, 64, 64\]$" "$T/out" || fail "export trtllm: window 64 under max_seq_len 65"
+    # Failures while writing (a full disk: a file size limit makes writes
+    # fail the same way; a link whose temporary name is too long) leave no
+    # new directory, and an earlier export as it was, file for file.
+    expect 0 "sliding layers: 1 2" "$BOSCH" export --format hf --model "$T/m3" --out "$T/hf3" \
+        "$T/mkv.json"
+    ls -Ali "$T/duo" "$T/hf3" >"$T/before"
+    full() { # OUT FORMAT [OPTIONS]: the export under a file size limit of 0 (its
+        # messages through a pipe, which the limit does not cover)
+        o=$1; shift
+        { sh -c 'ulimit -f 0; exec "$0" "$@"' "$BOSCH" export --out "$o" --mask "$T/mkv.json" \
+            --format "$@" 2>&1; echo "exit $?"; } | cat >"$T/out"
+        grep -q "^bosch: export: cannot write $o.*: File too large$" "$T/out" &&
+            grep -q "^exit 1$" "$T/out" || fail "export --format $1 on a full disk: $(cat "$T/out")"
+    }
+    full "$T/new-duo" duo
+    full "$T/duo" duo
+    full "$T/new-hf" hf --model "$T/m3"
+    full "$T/hf3" hf --model "$T/m3"
+    full "$T/new.yaml" trtllm --max-seq-len 4096
+    long=$(printf '%0250d' 0)
+    echo w >"$T/m3/$long"
+    for out in "$T/new-link" "$T/hf3"; do
+        expect 1 "cannot link $out/$long: File name too long" "$BOSCH" export --format hf \
+            --model "$T/m3" --out "$out" "$T/mkv.json"
+    done
+    rm "$T/m3/$long"
+    gone "$T/new-duo" "$T/new-hf" "$T/new-link" "$T/new.yaml"
+    ls -a "$T" | grep -q '^\.new' && fail "a refused export left a temporary in $T"
+    ls -Ali "$T/duo" "$T/hf3" | cmp -s - "$T/before" ||
+        fail "a refused export changed an earlier one: $(ls -Ali "$T/duo" "$T/hf3")"
     sed 's/bosch-mask/other/' "$T/m.json" >"$T/bad5.json"
     expect 1 "format" "$BOSCH" show "$T/bad5.json"
 
@@ -347,6 +411,32 @@ grep -q "window 16, sink 4" "$T/out" || fail "generate: window/sink not taken fr
 grep -q "prompt: sample 0 of niah, 64 tokens" "$T/out" || fail "generate: not the task's sample 0"
 expect 1 "needs a tokenizer" "$BOSCH" generate --model "$T/model" --device cpu --prompt "hello"
 expect 1 "the task has 2 samples (0..1)" "$BOSCH" generate $G --sample 2
+# Positions past the model's max_position_embeddings (prompt + new tokens)
+# are refused before any forward, as eval and search refuse such a task.
+mkdir "$T/short" && cp "$T/model/"* "$T/short/"
+sed -i 's/"max_position_embeddings": *[0-9]*/"max_position_embeddings": 64/' "$T/short/config.json"
+S="--model $T/short --niah --samples 2 --device cpu"
+expect 1 "generate: .*the prompt's 60 tokens + max_new 8 = 68 positions, more than the model's max_position_embeddings (64)" \
+    "$BOSCH" generate $S --context 60 --max-new 8
+grep -q "^continuation\|^prefill" "$T/out" && fail "generate ran past max_position_embeddings"
+expect 1 "the prompt's 60 tokens + max_new 8 = 68 positions" "$BOSCH" generate $S --context 60 \
+    --max-new 8 --mask "$T/a.json" --check
+expect 0 "check: the masked forward" "$BOSCH" generate $S --context 56 --max-new 8 --check
+# A hybrid checkpoint (an exported directory whose config slides layers):
+# the saving reported counts the units the config fixes as sliding, and is
+# what the cache holds, with no mask and with one that slides other units.
+expect 0 "wrote" "$BOSCH" export --format hf --mask "$T/a.json" --model "$T/model" --out "$T/hyb"
+for m in "" "--mask $T/a.json"; do
+    expect 0 "check: the masked forward" "$BOSCH" generate --model "$T/hyb" --niah --context 64 \
+        --samples 2 --device cpu --max-new 20 --check $m
+    grep -q "the config fixes 4 of 8 units as sliding (window 16, no sink)" "$T/out" ||
+        fail "generate on the hybrid model: its sliding layers not named"
+    sed -n 's/^KV cache: .*: saving \([0-9.]*\), bosch_kv_saving of the mask.s and the config.s sliding units \([0-9.]*\)$/\1 \2/p' \
+        "$T/out" >"$T/sv"
+    read -r held want <"$T/sv" || { cat "$T/out" >&2; fail "generate on the hybrid model: no KV saving line"; }
+    [ "$held" = "$want" ] && [ "$held" != 0.0000 ] ||
+        fail "generate on the hybrid model ($m): KV saving $held held, $want reported"
+done
 # journal: a run, then a resumed run give the same mask
 expect 0 "wrote" "$BOSCH" search $COMMON --budget 30 --journal "$T/j" --out "$T/b"
 expect 0 "replayed" "$BOSCH" search $COMMON --budget 30 --journal "$T/j" --out "$T/c"
