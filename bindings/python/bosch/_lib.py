@@ -682,6 +682,7 @@ TORCH_PROTOTYPES = {
     "bosch_torch_evaluator_set_reference": (c_int, [H, c_uint8_p, c_size_t]),
     "bosch_torch_model_identity": (c_char_p, [H]),
     "bosch_torch_evaluator_identify": (c_int, [H, H]),
+    "bosch_torch_evaluator_identity": (c_char_p, [H]),
     "bosch_torch_evaluator_noise": (c_int, [H, c_double_p]),
     # bosch_batch_eval_fn: (const uint8_t *masks, n, units, double *scores, void *evaluator)
     "bosch_torch_batch_eval": (c_int, [c_void_p, c_size_t, c_size_t, c_double_p, c_void_p]),

@@ -66,10 +66,10 @@ def identity_of(evaluator) -> str:
     hook = getattr(evaluator, "_c_request_batch_evaluator", None)
     if hook is None:
         raise TypeError("the evaluator must be a bosch.backend.Evaluator or a bosch.Testbed")
-    ptr = _lib.torch_evaluator_identity_pointer()(hook()[1])
-    if not ptr:
+    text = _lib.load_torch()[0].bosch_torch_evaluator_identity(hook()[1])
+    if text is None:
         raise MemoryError("bosch_torch_evaluator_identity failed")
-    return ctypes.string_at(ptr).decode()
+    return text.decode()
 
 
 def _identity_callback(text: str | None):

@@ -126,6 +126,27 @@ def test_identity_of_a_testbed_and_bad_identities():
         mpi.identity_of(object())
 
 
+def test_identity_of_a_torch_evaluator():
+    if not os.environ.get("BOSCH_ORGANISM"):
+        pytest.skip("BOSCH_ORGANISM not set")
+    try:
+        _lib.load_torch()
+    except ImportError:
+        pytest.skip("libbosch-torch not found")
+    from bosch import backend, mpi
+    with backend.Checkpoint.open(os.environ["BOSCH_ORGANISM"], device="cpu", threads=1) as ck:
+        ev = ck.evaluator()
+        text = mpi.identity_of(ev)
+        fields = dict(line.split("=", 1) for line in text.splitlines())
+        assert fields["torch.window"] == "32" and fields["torch.metric"] == "logprob"
+        assert fields["torch.model"].startswith("xxh3:") and fields["torch.task"].endswith(":32")
+        assert fields["torch.prefix_cache"] == "on"
+        ev.set_forward_samples(1)
+        assert dict(line.split("=", 1) for line in mpi.identity_of(ev).splitlines())[
+            "torch.forward_samples"] == "1"
+        assert "torch.window=16\n" in mpi.identity_of(ck.evaluator(window=16))
+
+
 def test_the_example_on_the_organism():
     if not os.environ.get("BOSCH_ORGANISM"):
         pytest.skip("BOSCH_ORGANISM not set")
