@@ -185,7 +185,7 @@ int main(int argc, char **argv) {
                               banded_pairs(q, kk, vv, o, scale, window, sink, block, ws);
                           });
             // The GPU's SWA kernel (banded_fused) on this CPU, for the
-            // choice of the CPU's default (model.cpp).
+            // choice of the CPU's default (model_load.cpp).
             rate_fused = fused_available()
                              ? double(G) * per_swa / best_of(reps, [&] {
                                    banded_fused(q, kk, vv, o, window, sink, block);

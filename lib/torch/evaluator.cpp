@@ -11,20 +11,20 @@
 //   LOGPROB: mean over the answer tokens of log softmax(logits)[token].
 // The score of a mask is the mean over samples (or over a subset of them,
 // score()'s `subset`: the multi-fidelity requests of the C API).
+//
+// This file: the scoring itself (candidates grouped by start layer, the
+// forwards, the metrics at the scored rows) and the noise measurement; the
+// length buckets are in evaluator_buckets.cpp, the prefix cache in
+// evaluator_prefix_cache.cpp.
 #include "evaluator.hpp"
 
 #include "failure.hpp"
 #include "generate.hpp"
 
-#ifdef BOSCH_TORCH_MEMORY_INFO
-#include <ATen/DeviceAccelerator.h>
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <numeric>
 
 namespace bosch_torch {
@@ -42,32 +42,6 @@ int64_t env_count(const char *name) {
     return end != env && *end == '\0' && n >= 0 ? int64_t(n) : -1;
 }
 
-// The fixed budget where the device's memory is not known: 2 GiB on the
-// CPU, 8 GiB on CUDA (a libtorch without the accelerator memory API).
-int64_t fixed_cache_budget(const torch::Device &dev) {
-    return dev.is_cuda() ? int64_t(8) << 30 : int64_t(2) << 30;
-}
-
-// Bytes a CUDA device can still give this process: what the driver reports
-// free plus what PyTorch's caching allocator holds unused; -1 where this
-// libtorch cannot tell (or on the CPU).
-int64_t device_free_bytes(const torch::Device &dev, int64_t *total) {
-#ifdef BOSCH_TORCH_MEMORY_INFO
-    if (dev.is_cuda()) {
-        const c10::DeviceIndex i = dev.has_index() ? dev.index() : c10::DeviceIndex(0);
-        const auto info = at::accelerator::getMemoryInfo(i);
-        const auto stats = at::accelerator::getDeviceStats(i);
-        *total = int64_t(info.second);
-        return int64_t(info.first) + std::max<int64_t>(0, stats.reserved_bytes[0].current -
-                                                              stats.allocated_bytes[0].current);
-    }
-#else
-    (void)dev;
-#endif
-    *total = -1;
-    return -1;
-}
-
 // Evaluator::set_forward_tokens' default: on a GPU, 2^18 tokens per
 // forward (8 prompts of 32k: an 8B model's hidden states are then 2 GiB per
 // activation in bf16, and one such prompt already fills the device); on
@@ -77,51 +51,6 @@ int64_t default_forward_tokens(const torch::Device &dev) {
     if (n >= 0)
         return n;
     return dev.is_cuda() ? int64_t(1) << 18 : 0;
-}
-
-// Splits lengths sorted ascending into at most n contiguous groups that
-// minimise the padded tokens sum(count x longest); the fewest groups among
-// the optimal ones (no forward is split off for nothing). Returns the end
-// index of each group.
-std::vector<size_t> partition(const std::vector<int64_t> &len, size_t n) {
-    const size_t M = len.size();
-    n = std::max<size_t>(1, std::min(n, M));
-    // Exact DP while it is cheap; beyond, equal-count groups.
-    if (double(M) * double(M) * double(n) > 2e8) {
-        std::vector<size_t> ends;
-        for (size_t g = 1; g <= n; g++)
-            ends.push_back(g * M / n);
-        ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-        return ends;
-    }
-    const int64_t inf = std::numeric_limits<int64_t>::max() / 4;
-    // cost[g][j]: best padding of the first j lengths in g groups.
-    std::vector<std::vector<int64_t>> cost(n + 1, std::vector<int64_t>(M + 1, inf));
-    std::vector<std::vector<size_t>> cut(n + 1, std::vector<size_t>(M + 1, 0));
-    cost[0][0] = 0;
-    for (size_t g = 1; g <= n; g++)
-        for (size_t j = 1; j <= M; j++)
-            for (size_t i = g - 1; i < j; i++) {
-                if (cost[g - 1][i] >= inf)
-                    continue;
-                const int64_t c = cost[g - 1][i] + int64_t(j - i) * len[j - 1];
-                if (c < cost[g][j]) {
-                    cost[g][j] = c;
-                    cut[g][j] = i;
-                }
-            }
-    size_t best = n;
-    for (size_t g = 1; g <= n; g++)
-        if (cost[g][M] == cost[n][M]) {
-            best = g;
-            break;
-        }
-    std::vector<size_t> ends(best);
-    for (size_t g = best, j = M; g > 0; g--) {
-        ends[g - 1] = j;
-        j = cut[g][j];
-    }
-    return ends;
 }
 
 } // namespace
@@ -168,186 +97,6 @@ Evaluator::Evaluator(Model &model, const Task &task, Window w, Metric metric)
     make_buckets();
 }
 
-Evaluator::Bucket Evaluator::make_bucket(const std::vector<size_t> &members,
-                                         int64_t pad_to) const {
-    Bucket bk;
-    bk.M = int64_t(members.size());
-    bk.T = pad_to;
-    bk.members = members;
-    for (size_t i : members) {
-        const Sample &s = task_.samples[i];
-        bk.A = std::max<int64_t>(bk.A, int64_t(s.answer.size()));
-        bk.T = std::max<int64_t>(bk.T, int64_t(s.prompt.size() + s.answer.size()) - 1);
-    }
-    const int64_t M = bk.M, T = bk.T, A = bk.A;
-    std::vector<int64_t> tok(size_t(M * T), 0), rows(size_t(M * A)), tgt(size_t(M * A), 0);
-    std::vector<uint8_t> valid(size_t(M * A), 0);
-    std::vector<double> lens(static_cast<size_t>(M));
-    for (int64_t b = 0; b < M; b++) {
-        const Sample &s = task_.samples[members[size_t(b)]];
-        const int64_t P = int64_t(s.prompt.size()), a = int64_t(s.answer.size());
-        for (int64_t t = 0; t < P; t++)
-            tok[size_t(b * T + t)] = s.prompt[size_t(t)];
-        for (int64_t j = 0; j + 1 < a; j++)
-            tok[size_t(b * T + P + j)] = s.answer[size_t(j)];
-        for (int64_t j = 0; j < A; j++) {
-            const bool in = j < a;
-            rows[size_t(b * A + j)] = b * T + P - 1 + (in ? j : 0);
-            tgt[size_t(b * A + j)] = in ? s.answer[size_t(j)] : 0;
-            valid[size_t(b * A + j)] = in;
-        }
-        lens[size_t(b)] = double(a);
-    }
-    const torch::Device dev = model_.device();
-    auto i64 = torch::TensorOptions().dtype(torch::kInt64);
-    // clone(): from_blob does not own the local vectors (.to() may not copy).
-    bk.tokens = torch::from_blob(tok.data(), {M, T}, i64).clone().to(dev);
-    bk.rows = torch::from_blob(rows.data(), {M, A}, i64).clone().to(dev);
-    bk.targets = torch::from_blob(tgt.data(), {M, A}, i64).clone().to(dev);
-    bk.valid = torch::from_blob(valid.data(), {M, A}, torch::TensorOptions().dtype(torch::kUInt8))
-                   .to(dev, torch::kBool);
-    bk.lengths =
-        torch::from_blob(lens.data(), {M}, torch::TensorOptions().dtype(torch::kFloat64))
-            .clone()
-            .to(dev);
-    return bk;
-}
-
-void Evaluator::make_buckets() {
-    const size_t n = buckets_setting_ ? buckets_setting_ : kDefaultBuckets;
-    std::vector<size_t> order(static_cast<size_t>(M_));
-    std::iota(order.begin(), order.end(), size_t(0));
-    auto seq_len = [&](size_t i) {
-        const Sample &s = task_.samples[i];
-        return int64_t(s.prompt.size() + s.answer.size()) - 1;
-    };
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return seq_len(a) < seq_len(b); });
-    std::vector<int64_t> len(order.size());
-    for (size_t i = 0; i < order.size(); i++)
-        len[i] = seq_len(order[i]);
-    buckets_.clear();
-    size_t from = 0;
-    for (size_t end : partition(len, n)) {
-        buckets_.push_back(make_bucket(
-            std::vector<size_t>(order.begin() + long(from), order.begin() + long(end))));
-        from = end;
-    }
-    cache_built_ = false;
-}
-
-std::vector<Evaluator::Bucket> Evaluator::subset_buckets(const std::vector<size_t> &subset) const {
-    std::vector<uint8_t> in(static_cast<size_t>(M_), 0);
-    for (size_t i : subset)
-        in[i] = 1;
-    std::vector<Bucket> out;
-    for (const Bucket &b : buckets_) {
-        std::vector<size_t> members;
-        std::vector<int64_t> pick;
-        for (size_t r = 0; r < b.members.size(); r++)
-            if (in[b.members[r]]) {
-                members.push_back(b.members[r]);
-                pick.push_back(int64_t(r));
-            }
-        if (members.empty())
-            continue;
-        if (members.size() == b.members.size()) {
-            out.push_back(b); // shares the bucket's tensors and cache
-            continue;
-        }
-        // Padded as its parent: a sample's rows have the shape they have in
-        // the whole task's forwards, so one sample per forward gives the
-        // same values bit for bit whichever samples are scored.
-        Bucket sb = make_bucket(members, b.T);
-        sb.from = &b;
-        sb.pick = torch::tensor(pick, torch::TensorOptions().dtype(torch::kInt64))
-                      .to(model_.device());
-        out.push_back(std::move(sb));
-    }
-    return out;
-}
-
-int64_t Evaluator::samples_per_forward(const Bucket &b, int64_t candidates) const {
-    int64_t per = b.M;
-    if (forward_tokens_ > 0)
-        per = std::clamp<int64_t>(forward_tokens_ / std::max<int64_t>(1, candidates * b.T), 1, b.M);
-    if (forward_samples_ > 0)
-        per = std::min(per, forward_samples_);
-    return per;
-}
-
-void Evaluator::set_forward_samples(int64_t samples) {
-    forward_samples_ = std::max<int64_t>(0, samples);
-    cache_built_ = false; // the cache's forwards follow the same cut
-}
-
-Evaluator::Bucket Evaluator::slice(const Bucket &b, int64_t m0, int64_t mc) {
-    if (m0 == 0 && mc == b.M)
-        return b;
-    Bucket s;
-    s.M = mc, s.T = b.T, s.A = b.A;
-    s.tokens = b.tokens.narrow(0, m0, mc);
-    s.rows = b.rows.narrow(0, m0, mc) - m0 * b.T; // scored positions within the slice
-    s.targets = b.targets.narrow(0, m0, mc);
-    s.valid = b.valid.narrow(0, m0, mc);
-    s.lengths = b.lengths.narrow(0, m0, mc);
-    s.members.assign(b.members.begin() + long(m0), b.members.begin() + long(m0 + mc));
-    if (b.from) {
-        s.from = b.from;
-        s.pick = b.pick.narrow(0, m0, mc);
-    } else {
-        s.cache.resize(b.cache.size());
-        for (size_t l = 0; l < b.cache.size(); l++)
-            if (b.cache[l].defined())
-                s.cache[l] = b.cache[l].narrow(0, m0, mc);
-    }
-    return s;
-}
-
-torch::Tensor Evaluator::cached_input(const Bucket &b, int64_t l) const {
-    if (!b.from)
-        return b.cache[size_t(l)];
-    // A subset's bucket is padded as its parent: the parent's rows as they are.
-    return b.from->cache[size_t(l)].index_select(0, b.pick).contiguous();
-}
-
-void Evaluator::set_buckets(uint32_t n) {
-    buckets_setting_ = n;
-    make_buckets();
-}
-
-std::vector<std::pair<int64_t, int64_t>> Evaluator::bucket_shapes() const {
-    std::vector<std::pair<int64_t, int64_t>> out;
-    for (const Bucket &b : buckets_)
-        out.push_back({b.M, b.T});
-    return out;
-}
-
-void Evaluator::set_prefix_cache(bool on) {
-    cache_on_ = on;
-    if (!on) {
-        for (Bucket &b : buckets_)
-            b.cache.clear();
-        cache_built_ = false;
-    }
-}
-
-void Evaluator::set_reference(const uint8_t *mask) {
-    reference_.clear();
-    if (mask) {
-        const size_t units = size_t(model_.layers() * model_.kv_heads());
-        bool any = false;
-        for (size_t u = 0; u < units; u++)
-            any = any || mask[u] != 0;
-        if (any) // an all-full reference is the default's
-            for (size_t u = 0; u < units; u++)
-                reference_.push_back(mask[u] != 0);
-    }
-    for (Bucket &b : buckets_)
-        b.cache.clear();
-    cache_built_ = false;
-}
-
 void Evaluator::set_last_layer_at_rows(bool on) {
     if (on == last_at_rows_)
         return;
@@ -355,144 +104,6 @@ void Evaluator::set_last_layer_at_rows(bool on) {
     for (Bucket &b : buckets_) // its top layer follows the setting
         b.cache.clear();
     cache_built_ = false;
-}
-
-int64_t prefix_cache_budget(int64_t free, int64_t total, int64_t forward_bytes) {
-    if (free < 0 || total <= 0)
-        return -1;
-    return std::max<int64_t>(0, free - forward_bytes - total / 10);
-}
-
-int64_t Evaluator::forward_bytes() const {
-    int64_t tokens = forward_tokens_;
-    if (tokens <= 0) // unbounded: the largest bucket's forward of a batch
-        for (const Bucket &b : buckets_)
-            tokens = std::max<int64_t>(tokens, b.M * b.T * int64_t(batch_));
-    const int64_t width = std::max<int64_t>(
-        model_.hidden(), model_.config().num_attention_heads * model_.config().head_dim);
-    return kForwardCopies * tokens * width * int64_t(c10::elementSize(model_.dtype())) +
-           model_.block_bytes();
-}
-
-int64_t Evaluator::effective_cache_budget() const {
-    if (cache_budget_ >= 0)
-        return cache_budget_;
-    int64_t total = 0;
-    const int64_t free = device_free_bytes(model_.device(), &total);
-    const int64_t sized = prefix_cache_budget(free, total, forward_bytes());
-    return sized >= 0 ? sized : fixed_cache_budget(model_.device());
-}
-
-void Evaluator::set_cache_budget(int64_t bytes) {
-    cache_budget_ = std::max<int64_t>(0, bytes);
-    for (Bucket &b : buckets_)
-        b.cache.clear();
-    cache_built_ = false;
-}
-
-std::vector<int64_t> Evaluator::cached_layers() const {
-    std::vector<int64_t> out;
-    const std::vector<torch::Tensor> &c = buckets_.front().cache; // the same layers in every bucket
-    for (size_t l = 0; l < c.size(); l++)
-        if (c[l].defined())
-            out.push_back(int64_t(l));
-    return out;
-}
-
-// Caches the hidden states of the reference mask (all full by default)
-// entering layers 1..top (as many as the budget allows, evenly spaced, the
-// same layers for every bucket; layer 0's input is the embedding lookup).
-// top = L - 1 with the last layer at the scored rows: every candidate then
-// runs its last layer through Model::last_layer_at, the reference's own
-// mask too, so that its score has the same arithmetic (rounding) as any
-// other mask's; else top = L (the model's output).
-void Evaluator::build_cache() {
-    const int64_t L = model_.layers(), top_layer = last_at_rows_ ? L - 1 : L;
-    for (Bucket &b : buckets_)
-        b.cache.assign(size_t(L + 1), torch::Tensor());
-    cache_built_ = true;
-    int64_t rows = 0;
-    for (const Bucket &b : buckets_)
-        rows += b.M * b.T;
-    const int64_t per_layer = rows * model_.hidden() * int64_t(c10::elementSize(model_.dtype()));
-    cache_budget_used_ = effective_cache_budget();
-    const int64_t fit = per_layer > 0 ? cache_budget_used_ / per_layer : 0;
-    std::vector<bool> want(size_t(L + 1), false);
-    int64_t top = 0;
-    if (fit >= top_layer) {
-        for (int64_t l = 1; l <= top_layer; l++)
-            want[size_t(l)] = true;
-        top = top_layer;
-    } else {
-        for (int64_t i = 1; i <= fit; i++) {
-            int64_t l = i * top_layer / (fit + 1);
-            if (l >= 1) {
-                want[size_t(l)] = true;
-                top = std::max(top, l);
-            }
-        }
-    }
-    if (top == 0)
-        return;
-    try {
-        // The reference's units [1, L, G] on the device, or undefined for all full.
-        torch::Tensor ref_units;
-        if (!reference_.empty())
-            ref_units = torch::from_blob(const_cast<uint8_t *>(reference_.data()),
-                                         {1, L, model_.kv_heads()},
-                                         torch::TensorOptions().dtype(torch::kUInt8))
-                            .to(model_.device(), torch::kBool);
-        for (Bucket &b : buckets_) {
-            // In forwards of at most forward_tokens_ tokens, as scoring runs.
-            const int64_t per = samples_per_forward(b, 1);
-            for (int64_t m0 = 0; m0 < b.M; m0 += per) {
-                const int64_t mc = std::min(per, b.M - m0);
-                torch::Tensor h = model_.embed(b.tokens.narrow(0, m0, mc));
-                const torch::Tensor units =
-                    ref_units.defined() ? ref_units.expand({mc, L, model_.kv_heads()})
-                                        : torch::Tensor();
-                for (int64_t l = 0; l < top; l++) {
-                    h = model_.run_layers(h, units, w_, l, l + 1);
-                    layer_rows_ += mc;
-                    torch::Tensor &slot = b.cache[size_t(l + 1)];
-                    if (!want[size_t(l + 1)])
-                        continue;
-                    if (mc == b.M) {
-                        slot = h;
-                        continue;
-                    }
-                    if (!slot.defined())
-                        slot = torch::empty({b.M, b.T, h.size(2)}, h.options());
-                    slot.narrow(0, m0, mc).copy_(h);
-                }
-                forwards_++;
-            }
-        }
-    } catch (const c10::OutOfMemoryError &) {
-        // Device memory too small for this budget: run without the cache
-        // rather than fail (set BOSCH_TORCH_CACHE_MB lower to keep one).
-        for (Bucket &b : buckets_)
-            b.cache.assign(size_t(L + 1), torch::Tensor());
-    }
-}
-
-int64_t Evaluator::start_layer(const uint8_t *mask) const {
-    if (!cache_on_)
-        return 0;
-    const int64_t L = model_.layers(), G = model_.kv_heads();
-    // The first layer where the mask differs from the reference (all full:
-    // its first SWA layer); the layers below it see the reference's states.
-    int64_t first = L;
-    for (int64_t i = 0; i < L * G; i++)
-        if ((mask[i] != 0) != (!reference_.empty() && reference_[size_t(i)] != 0)) {
-            first = i / G;
-            break;
-        }
-    const std::vector<torch::Tensor> &cache = buckets_.front().cache;
-    for (int64_t l = std::min<int64_t>(first, int64_t(cache.size()) - 1); l > 0; l--)
-        if (cache[size_t(l)].defined())
-            return l;
-    return 0;
 }
 
 void Evaluator::score(const uint8_t *masks, size_t n, double *scores,

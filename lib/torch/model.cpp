@@ -2,261 +2,20 @@
 // See model.hpp for the semantics; the order of operations (and of dtype
 // casts) mirrors Hugging Face modeling_qwen3.py with eager attention so that
 // bf16 results match it as closely as the kernels allow.
+//
+// This file: the forward itself (norms, RoPE, projections, attention through
+// the kernels, MLP, layers, logits); loading in model_load.cpp, the masked
+// reference attention and the last layer at selected rows in
+// model_masked.cpp.
 #include "model.hpp"
 
 #include "attention.hpp"
 #include "failure.hpp"
 
-#include <torch/version.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <limits>
-#include <unistd.h>
-#include <xxhash.h>
 
 namespace bosch_torch {
-
-const char *dtype_name(torch::ScalarType t) {
-    switch (t) {
-    case torch::kFloat32:
-        return "f32";
-    case torch::kBFloat16:
-        return "bf16";
-    case torch::kFloat16:
-        return "f16";
-    default:
-        return "?";
-    }
-}
-
-namespace {
-
-std::string layer_name(int64_t l, const char *suffix) {
-    return "model.layers." + std::to_string(l) + "." + suffix;
-}
-
-// Moves a tensor out of the map (so its CPU copy can be freed early) and
-// converts it to the model's device and dtype.
-torch::Tensor take(TensorMap &w, const std::string &name, torch::Device dev,
-                   torch::ScalarType dt) {
-    auto it = w.find(name);
-    if (it == w.end())
-        invalid("checkpoint: missing tensor " + name);
-    torch::Tensor t = it->second.to(dev, dt).contiguous();
-    w.erase(it);
-    return t;
-}
-
-void expect_shape(const torch::Tensor &t, const std::string &name, c10::IntArrayRef shape) {
-    if (t.sizes() != shape)
-        invalid("checkpoint: tensor " + name + " has shape " + c10::str(t.sizes()) +
-                ", expected " + c10::str(shape));
-}
-
-// Refuses a dtype the device's kernels lack (f16 matmul / silu on CPU in
-// libtorch 1.x) at load time rather than failing in the first forward.
-void probe_dtype(torch::Device dev, torch::ScalarType dt) {
-    try {
-        torch::Tensor a = torch::ones({2, 2}, torch::TensorOptions().dtype(dt).device(dev));
-        torch::Tensor b = torch::silu(torch::linear(a, a));
-        (void)torch::softmax(b, -1, torch::kFloat32);
-    } catch (const c10::Error &) {
-        invalid(std::string("dtype ") + dtype_name(dt) + " is not supported on " + dev.str() +
-                " by this libtorch (use f32 or bf16)");
-    }
-}
-
-// Model::identity(): the config fields the forward reads, then every
-// tensor (name, dtype, shape, bytes) in name order, each hashed with XXH3.
-std::string model_identity(const Qwen3Config &c, const TensorMap &w) {
-    char buf[512];
-    int n = std::snprintf(buf, sizeof buf, "%lld %lld %lld %lld %lld %lld %lld %.17g %.17g %d %lld ",
-                          (long long)c.vocab_size, (long long)c.hidden_size,
-                          (long long)c.intermediate_size, (long long)c.num_hidden_layers,
-                          (long long)c.num_attention_heads, (long long)c.num_key_value_heads,
-                          (long long)c.head_dim, c.rms_norm_eps, c.rope_theta,
-                          int(c.tie_word_embeddings), (long long)c.sliding_window);
-    std::string cfg(buf, size_t(std::max(n, 0)));
-    for (uint8_t l : c.layer_sliding)
-        cfg += char('0' + l);
-    if (c.moe) { // dense models keep the identity they had before MoE support
-        n = std::snprintf(buf, sizeof buf, " moe %lld %lld %lld %d ", (long long)c.num_experts,
-                          (long long)c.num_experts_per_tok, (long long)c.moe_intermediate_size,
-                          int(c.norm_topk_prob));
-        cfg.append(buf, size_t(std::max(n, 0)));
-        for (uint8_t l : c.layer_sparse)
-            cfg += char('0' + l);
-    }
-    XXH3_state_t *st = XXH3_createState();
-    if (!st)
-        throw std::bad_alloc();
-    XXH3_64bits_reset(st);
-    for (const auto &kv : w) {
-        const torch::Tensor t = kv.second.contiguous();
-        std::string head = kv.first + ":" + dtype_name(t.scalar_type()) + ":" + c10::str(t.sizes());
-        XXH3_64bits_update(st, head.data(), head.size() + 1);
-        XXH3_64bits_update(st, t.data_ptr(), t.nbytes());
-    }
-    const unsigned long long wh = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
-    std::snprintf(buf, sizeof buf, "xxh3:%016llx-%016llx",
-                  (unsigned long long)XXH3_64bits(cfg.data(), cfg.size()), wh);
-    return buf;
-}
-
-} // namespace
-
-std::unique_ptr<Model> Model::load(const std::string &dir, torch::Device device,
-                                   torch::ScalarType dtype) {
-    {
-        std::ifstream f(dir + "/config.json");
-        if (!f)
-            io_error("cannot open " + dir + "/config.json");
-    }
-    {
-        std::ifstream a(dir + "/model.safetensors"), b(dir + "/model.safetensors.index.json");
-        if (!a && !b)
-            io_error("cannot open " + dir + "/model.safetensors (nor " + dir +
-                     "/model.safetensors.index.json)");
-    }
-    Qwen3Config cfg;
-    std::string err = load_config(dir, cfg);
-    if (!err.empty())
-        invalid(err);
-    // The memory the config implies, before reading anything: every
-    // device's weights pass through host memory first.
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0) {
-        err = check_memory(cfg, double(pages) * double(page));
-        if (!err.empty())
-            throw Failure(BOSCH_E_NOMEM, err);
-    }
-    probe_dtype(device, dtype); // before reading gigabytes
-    TensorMap w;
-    err = load_weights(dir, w);
-    if (!err.empty())
-        invalid(err);
-    err = fuse_experts(cfg, w);
-    if (!err.empty())
-        invalid(err);
-    err = check_weights(cfg, w);
-    if (!err.empty())
-        invalid(err);
-    return from_weights(cfg, w, device, dtype);
-}
-
-std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
-                                           torch::Device device, torch::ScalarType dtype) {
-    if (cfg.num_hidden_layers <= 0 || cfg.num_key_value_heads <= 0 ||
-        cfg.num_attention_heads % cfg.num_key_value_heads != 0 || cfg.head_dim <= 0 ||
-        cfg.head_dim % 2 != 0 || cfg.vocab_size <= 0 || cfg.hidden_size <= 0 ||
-        (cfg.intermediate_size <= 0 && cfg.any_dense_mlp()) ||
-        (cfg.moe && cfg.layer_sparse.size() != size_t(cfg.num_hidden_layers)))
-        invalid("checkpoint: inconsistent config");
-    probe_dtype(device, dtype);
-    {
-        std::string err = fuse_experts(cfg, w); // the experts' layout, before the identity
-        if (!err.empty())
-            invalid("checkpoint: " + err);
-    }
-    std::unique_ptr<Model> m(new Model(cfg, device, dtype));
-    m->identity_ = model_identity(cfg, w); // before the tensors leave the map
-    // Tiles of the attention scores / MLP intermediates: larger on a GPU
-    // (fewer kernel launches). On the CPU, 16 MB keeps every temporary below
-    // glibc's mmap threshold (32 MB at most): larger tiles are mmap'd and
-    // page-faulted afresh on every allocation, which measured 1.7x slower on
-    // the organism (sys time as large as user time). BOSCH_TORCH_BLOCK_MB
-    // overrides.
-    m->block_bytes_ = device.is_cuda() ? int64_t(2) << 30 : int64_t(16) << 20;
-    if (const char *env = std::getenv("BOSCH_TORCH_BLOCK_MB")) {
-        char *end = nullptr;
-        long long mb = std::strtoll(env, &end, 10);
-        if (end != env && *end == '\0' && mb > 0)
-            m->block_bytes_ = int64_t(mb) << 20;
-    }
-    // BOSCH_TORCH_ATTENTION=masked: the all-masked reference attention (SWA
-    // units cost as much as full ones); =tiled: the project's own tiles for
-    // every unit, never the fused kernel of torch >= 2; =fused, or anything
-    // else: the fused kernel for every unit where this libtorch has it (on a
-    // GPU a host-driven tile costs more than the work it saves, and on the
-    // CPU bench_attention measured the fused band as fast as the tiles at
-    // window 128 and 1.5x as fast at window 1024, 8k tokens).
-    m->fused_band_ = fused_available();
-    if (const char *env = std::getenv("BOSCH_TORCH_ATTENTION")) {
-        m->masked_attention_ = std::strcmp(env, "masked") == 0;
-        m->tiled_attention_ = std::strcmp(env, "tiled") == 0;
-        if (m->tiled_attention_)
-            m->fused_band_ = false;
-    }
-    const int64_t H = cfg.hidden_size, I = cfg.intermediate_size, D = cfg.head_dim;
-    const int64_t nq = cfg.num_attention_heads * D, nkv = cfg.num_key_value_heads * D;
-    m->embed_ = take(w, "model.embed_tokens.weight", device, dtype);
-    expect_shape(m->embed_, "model.embed_tokens.weight", {cfg.vocab_size, H});
-    m->final_norm_ = take(w, "model.norm.weight", device, dtype);
-    expect_shape(m->final_norm_, "model.norm.weight", {H});
-    // Hugging Face ties lm_head to the embeddings when tie_word_embeddings is
-    // set (a stored lm_head.weight is then ignored).
-    if (cfg.tie_word_embeddings) {
-        m->lm_head_ = m->embed_;
-        w.erase("lm_head.weight");
-    } else {
-        m->lm_head_ = take(w, "lm_head.weight", device, dtype);
-        expect_shape(m->lm_head_, "lm_head.weight", {cfg.vocab_size, H});
-    }
-    m->layers_.resize(size_t(cfg.num_hidden_layers));
-    for (int64_t l = 0; l < cfg.num_hidden_layers; l++) {
-        LayerWeights &L = m->layers_[size_t(l)];
-        struct Spec {
-            torch::Tensor *dst;
-            const char *name;
-            std::vector<int64_t> shape;
-        };
-        std::vector<Spec> spec = {
-            {&L.input_norm, "input_layernorm.weight", {H}},
-            {&L.q_proj, "self_attn.q_proj.weight", {nq, H}},
-            {&L.k_proj, "self_attn.k_proj.weight", {nkv, H}},
-            {&L.v_proj, "self_attn.v_proj.weight", {nkv, H}},
-            {&L.o_proj, "self_attn.o_proj.weight", {H, nq}},
-            {&L.q_norm, "self_attn.q_norm.weight", {D}},
-            {&L.k_norm, "self_attn.k_norm.weight", {D}},
-            {&L.post_norm, "post_attention_layernorm.weight", {H}},
-        };
-        const int64_t E = cfg.num_experts, Im = cfg.moe_intermediate_size;
-        if (cfg.sparse(l))
-            spec.insert(spec.end(),
-                        {{&L.router, "mlp.gate.weight", {E, H}},
-                         {&L.experts_gate_up, "mlp.experts.gate_up_proj", {E, 2 * Im, H}},
-                         {&L.experts_down, "mlp.experts.down_proj", {E, H, Im}}});
-        else
-            spec.insert(spec.end(), {{&L.gate_proj, "mlp.gate_proj.weight", {I, H}},
-                                     {&L.up_proj, "mlp.up_proj.weight", {I, H}},
-                                     {&L.down_proj, "mlp.down_proj.weight", {H, I}}});
-        for (const Spec &s : spec) {
-            std::string name = layer_name(l, s.name);
-            *s.dst = take(w, name, device, dtype);
-            expect_shape(*s.dst, name, s.shape);
-        }
-    }
-    return m;
-}
-
-int64_t Model::param_bytes() const {
-    auto bytes = [](const torch::Tensor &t) { return t.defined() ? t.nbytes() : size_t(0); };
-    size_t n = bytes(embed_) + bytes(final_norm_);
-    if (!lm_head_.is_same(embed_))
-        n += bytes(lm_head_);
-    for (const LayerWeights &L : layers_)
-        for (const torch::Tensor *t : {&L.input_norm, &L.q_proj, &L.k_proj, &L.v_proj, &L.o_proj,
-                                       &L.q_norm, &L.k_norm, &L.post_norm, &L.gate_proj,
-                                       &L.up_proj, &L.down_proj, &L.router, &L.experts_gate_up,
-                                       &L.experts_down})
-            n += bytes(*t);
-    return int64_t(n);
-}
 
 torch::Tensor Model::rms_norm(const torch::Tensor &x, const torch::Tensor &weight) const {
     // HF Qwen3RMSNorm: fp32 statistics, cast back to the input dtype, then
@@ -413,26 +172,6 @@ void Model::attend_kernels(const torch::Tensor &q5, const torch::Tensor &k,
     }
 }
 
-namespace {
-
-// Which keys `kj` a query at position `qi` may attend (shapes broadcast):
-// causal; within the config's window in a layer the config slides; within
-// sink + window for the sliding units (swa_units, bool, broadcast over the
-// leading dimensions; undefined = none). attend_masked and last_layer_at
-// apply it alike.
-torch::Tensor allowed_keys(const torch::Tensor &qi, const torch::Tensor &kj,
-                           const torch::Tensor &swa_units, bool layer_slides,
-                           int64_t config_window, const Window &w) {
-    torch::Tensor allowed = kj <= qi;
-    if (layer_slides)
-        return allowed & (kj > qi - config_window);
-    if (swa_units.defined())
-        return torch::where(swa_units, allowed & ((kj > qi - w.window) | (kj < w.sink)), allowed);
-    return allowed;
-}
-
-} // namespace
-
 // How layer `l` attends over T positions, for attention() and last_layer_at:
 // a layer the config makes sliding (hybrid models) slides in every group,
 // over the config's window without sink tokens, whatever the unit mask. A
@@ -452,41 +191,6 @@ torch::Tensor Model::sliding_units(int64_t l, const torch::Tensor &units, const 
     if (any_sliding < 0 && !m.any().item<bool>())
         return torch::Tensor();
     return m.view({m.size(0), m.size(1), 1, 1, 1});
-}
-
-void Model::attend_masked(const torch::Tensor &q5, const torch::Tensor &k,
-                          const torch::Tensor &v, torch::Tensor &out,
-                          const torch::Tensor &swa_units, bool layer_slides, const Window &w) {
-    const int64_t B = q5.size(0), G = q5.size(1), r = q5.size(2), T = q5.size(3),
-                  D = q5.size(4), nH = G * r;
-    const double scale = std::pow(double(D), -0.5);
-    // The masked reference (BOSCH_TORCH_ATTENTION=masked): every unit over all
-    // causal keys, the window applied as a mask; query tiling keeps the fp32
-    // score block [B, G, r, n, T] under block_bytes_.
-    const int64_t per_row = std::max<int64_t>(1, B * nH * T * 4);
-    // At least 8 tiles for long sequences: keys beyond a tile's last query are
-    // skipped (causal), which saves up to ~45% of the score work.
-    const int64_t n_cap = std::max<int64_t>(128, (T + 7) / 8);
-    const int64_t n_block =
-        std::max<int64_t>(1, std::min({T, n_cap, block_bytes_ / per_row}));
-    auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(device_);
-    for (int64_t t0 = 0; t0 < T; t0 += n_block) {
-        const int64_t n = std::min(n_block, T - t0), t1 = t0 + n; // keys 0..t1-1 suffice (causal)
-        torch::Tensor qc = q5.narrow(3, t0, n).reshape({B, G, r * n, D});
-        torch::Tensor kc = k.narrow(2, 0, t1), vc = v.narrow(2, 0, t1);
-        torch::Tensor scores = torch::matmul(qc, kc.transpose(-1, -2)) * scale; // [B,G,r*n,t1]
-        scores = scores.view({B, G, r, n, t1});
-
-        torch::Tensor qi = torch::arange(t0, t1, i64).unsqueeze(1); // [n, 1]
-        torch::Tensor kj = torch::arange(0, t1, i64).unsqueeze(0);  // [1, t1]
-        // [n, t1], or [B, G, 1, n, t1] with sliding units
-        torch::Tensor allowed =
-            allowed_keys(qi, kj, swa_units, layer_slides, cfg_.sliding_window, w);
-        scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity());
-        torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q5.scalar_type());
-        torch::Tensor oc = torch::matmul(probs.view({B, G, r * n, t1}), vc); // [B,G,r*n,D]
-        out.narrow(3, t0, n).copy_(oc.view({B, G, r, n, D}));
-    }
 }
 
 torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torch::Tensor &units,
@@ -563,71 +267,6 @@ torch::Tensor Model::run_layers(torch::Tensor h, const torch::Tensor &units, con
         h = h + mlp(l, rms_norm(h, L.post_norm));
     }
     return h;
-}
-
-torch::Tensor Model::last_layer_at(const torch::Tensor &h, const torch::Tensor &units,
-                                   const Window &w, const torch::Tensor &rows) {
-    const int64_t l = layers() - 1;
-    const LayerWeights &L = layers_[size_t(l)];
-    const int64_t B = h.size(0), T = h.size(1), H = h.size(2), R = rows.size(1);
-    const int64_t D = cfg_.head_dim, G = cfg_.num_key_value_heads;
-    const int64_t nH = cfg_.num_attention_heads, r = nH / G;
-    TORCH_CHECK(rows.dim() == 2 && rows.size(0) == B && rows.scalar_type() == torch::kInt64,
-                "last_layer_at: rows must be int64 [B, R]");
-    if (units.defined())
-        TORCH_CHECK(units.dim() == 3 && units.size(0) == B && units.size(1) == layers() &&
-                        units.size(2) == G && units.scalar_type() == torch::kBool,
-                    "last_layer_at: units must be bool [B, layers, kv_heads]");
-    const torch::Tensor x = rms_norm(h, L.input_norm);
-    torch::Tensor k, v; // of every position
-    project_kv(L, x, k, v);
-    torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);
-    // Queries at the rows only, each rotated by its own position.
-    const torch::Tensor flat_rows =
-        (rows + torch::arange(B, rows.options()).mul_(T).unsqueeze(1)).reshape({-1});
-    const torch::Tensor hr = h.reshape({B * T, H}).index_select(0, flat_rows).view({B, R, H});
-    const torch::Tensor xr = x.reshape({B * T, H}).index_select(0, flat_rows).view({B, R, H});
-    torch::Tensor q = rms_norm(torch::linear(xr, L.q_proj).view({B, R, nH, D}), L.q_norm);
-    const torch::Tensor pos = rows.reshape({-1});
-    const torch::Tensor cr = cos.index_select(0, pos).view({B, R, 1, D});
-    const torch::Tensor sr = sin.index_select(0, pos).view({B, R, 1, D});
-    q = (q * cr + rotate_half(q) * sr).permute({0, 2, 1, 3}).contiguous(); // [B, nH, R, D]
-    torch::Tensor q5 = q.view({B, G, r, R, D});
-
-    // Which keys each row sees, as attention() decides it.
-    bool layer_slides = false;
-    const torch::Tensor swa_units = sliding_units(l, units, w, T, &layer_slides);
-    // The masked reference's arithmetic (attend_masked) over tiles of batch
-    // elements x rows that keep the fp32 scores under block_bytes_.
-    const double scale = std::pow(double(D), -0.5);
-    const int64_t per_row = std::max<int64_t>(1, nH * T * 4);
-    const int64_t n_rows = std::max<int64_t>(1, std::min(R, block_bytes_ / per_row));
-    const int64_t n_b = std::max<int64_t>(1, std::min(B, block_bytes_ / (per_row * n_rows)));
-    torch::Tensor out = torch::empty({B, G, r, R, D}, q.options());
-    const torch::Tensor kj = torch::arange(T, rows.options()); // [T]
-    for (int64_t b0 = 0; b0 < B; b0 += n_b) {
-        const int64_t nb = std::min(n_b, B - b0);
-        for (int64_t r0 = 0; r0 < R; r0 += n_rows) {
-            const int64_t nr = std::min(n_rows, R - r0);
-            const torch::Tensor qc = q5.narrow(0, b0, nb).narrow(3, r0, nr).reshape({nb, G, r * nr, D});
-            const torch::Tensor kc = k.narrow(0, b0, nb), vc = v.narrow(0, b0, nb);
-            torch::Tensor scores = torch::matmul(qc, kc.transpose(-1, -2)) * scale;
-            scores = scores.view({nb, G, r, nr, T});
-            // [nb, 1, 1, nr, 1]: the rows' positions against the keys [T]
-            const torch::Tensor qi = rows.narrow(0, b0, nb).narrow(1, r0, nr).view({nb, 1, 1, nr, 1});
-            const torch::Tensor allowed = allowed_keys(
-                qi, kj, swa_units.defined() ? swa_units.narrow(0, b0, nb) : swa_units, layer_slides,
-                cfg_.sliding_window, w); // [nb, 1 or G, 1, nr, T]
-            scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<double>::infinity());
-            torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
-            torch::Tensor oc = torch::matmul(probs.view({nb, G, r * nr, T}), vc);
-            out.narrow(0, b0, nb).narrow(3, r0, nr).copy_(oc.view({nb, G, r, nr, D}));
-        }
-    }
-    // [B, G, r, R, D] -> [B, R, nH * D] (head g*r + i), as attention().
-    torch::Tensor o = out.permute({0, 3, 1, 2, 4}).reshape({B, R, nH * D});
-    torch::Tensor y = hr + torch::linear(o, L.o_proj);
-    return y + mlp(l, rms_norm(y, L.post_norm));
 }
 
 torch::Tensor Model::logits(const torch::Tensor &h) const {
