@@ -215,6 +215,37 @@ int backend_unit_scores(struct backend *b, const char *kind, unsigned window, un
     return 0;
 }
 
+/* The layers the model's config makes sliding (fixed SWA in every mask). */
+static uint32_t config_sliding_layers(const struct backend *b)
+{
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < b->L; l++)
+        n += bosch_torch_model_layer_sliding(b->m, l) == 1;
+    return n;
+}
+
+int backend_check_choice(const struct backend *b)
+{
+    if (!b->L || config_sliding_layers(b) < b->L)
+        return 0;
+    errorf("%s/config.json slides all %u layers (window %u; use_sliding_window, layer_types): "
+           "every unit is fixed SWA, so nothing is left to choose and the all-full and all-SWA "
+           "anchors are the same model; search the full-attention checkpoint this one was made "
+           "from, or score this one with bosch eval",
+           b->dir, b->L, bosch_torch_model_sliding_window(b->m));
+    return EXIT_ERROR;
+}
+
+void backend_anchors_hint(const struct backend *b)
+{
+    uint32_t n = config_sliding_layers(b);
+    if (n)
+        errorf("hint: %s/config.json slides %u of %u layers, SWA in both anchors: they differ "
+               "only in the other %u layers, which this task does not tell apart; search the "
+               "full-attention checkpoint this one was made from",
+               b->dir, n, b->L, b->L - n);
+}
+
 int opt_fail(int rc, const char *what, const bosch_optimizer *opt)
 {
     const char *msg = opt && *bosch_optimizer_last_error(opt) ? bosch_optimizer_last_error(opt)

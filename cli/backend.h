@@ -77,4 +77,11 @@ int backend_unit_scores(struct backend *b, const char *kind, unsigned window, un
  * BOSCH_E_ANCHORS); returns EXIT_ERROR. opt may be NULL. */
 int opt_fail(int rc, const char *what, const bosch_optimizer *opt);
 
+/* A search needs units to choose: a hybrid config that slides every layer
+ * fixes them all. 0, or EXIT_ERROR after a message naming the config. */
+int backend_check_choice(const struct backend *b);
+/* After BOSCH_E_ANCHORS on a hybrid config: what its sliding layers do to
+ * the anchors (nothing printed for a config without them). */
+void backend_anchors_hint(const struct backend *b);
+
 #endif

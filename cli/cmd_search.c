@@ -180,6 +180,8 @@ static int search(bosch_optimizer *opt, const bosch_problem *prob, struct backen
         errorf("cannot start the search thread");
     } else if (bosch_is_error(search_rc)) {
         status = opt_fail(search_rc, "search", opt);
+        if (search_rc == BOSCH_E_ANCHORS)
+            backend_anchors_hint(b);
         /* a rank's failure comes back with its own status, and its message */
         if (search_rc == BOSCH_E_EVALUATOR || (mpi && *evaluator_error(b, mpi)))
             errorf("evaluator: %s", evaluator_error(b, mpi));
@@ -226,6 +228,8 @@ static int run_search(struct settings *s, int in_job)
 #endif
     (void)in_job;
     if (!opened)
+        goto out;
+    if (backend_check_choice(&b))
         goto out;
     if (!(prob = backend_problem(&b))) {
         errorf("out of memory");

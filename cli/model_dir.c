@@ -4,6 +4,7 @@
 #define _XOPEN_SOURCE 700
 #include "model_dir.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,19 @@ static int is_dir(const char *p)
 {
     struct stat st;
     return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Why `p` is no directory: the cause, not "does not exist" for all. */
+static const char *why_not_dir(const char *p)
+{
+    struct stat st;
+    if (!*p)
+        return "is empty";
+    if (stat(p, &st) == 0)
+        return "is not a directory";
+    if (errno == ELOOP)
+        return "is a symlink loop (too many levels of symbolic links)";
+    return errno == ENOENT ? "does not exist" : strerror(errno);
 }
 
 /* The organism next to the running program, resolved (links followed) into
@@ -57,7 +71,7 @@ static const char *resolve_model(const struct settings *s)
     static char beside[4096];
     if (s->model) {
         if (!is_dir(s->model)) {
-            errorf("model directory '%s' does not exist", s->model);
+            errorf("model directory '%s' %s", s->model, why_not_dir(s->model));
             return NULL;
         }
         return s->model;
@@ -65,7 +79,7 @@ static const char *resolve_model(const struct settings *s)
     const char *env = getenv("BOSCH_DEFAULT_MODEL");
     if (env && *env) {
         if (!is_dir(env)) {
-            errorf("BOSCH_DEFAULT_MODEL='%s' is not a directory", env);
+            errorf("BOSCH_DEFAULT_MODEL='%s' %s", env, why_not_dir(env));
             return NULL;
         }
         return env;

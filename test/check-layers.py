@@ -37,10 +37,15 @@ ALLOWED = {
     "baselines": {"core"},
     "testbed": {"core"},
     "selection": {"core", "util"},  # util: atomic file replacement
-    "torch": {"core", "text"},
-    "text": {"util"},  # util/read_file.c, compiled into libbosch-text too
+    "torch": {"core", "text", "util"},  # util: the files of STANDALONE_UTIL only
+    "text": {"util"},  # util: the files of STANDALONE_UTIL only
     "mpi": set(),  # libbosch-mpi: the public API of libbosch only
 }
+# The util/ files that need neither core nor libuv: libbosch-text and
+# libbosch-torch compile them in (their copies in libbosch are hidden), so
+# these folders may include these headers of util/ and no other.
+STANDALONE_UTIL = {"util/read_file.h", "util/json_dup.h"}
+STANDALONE_USERS = {"text", "torch"}
 # lib/lns, bottom to top: file stem -> level (a .c and its .h share one).
 LNS_LEVEL = {
     "method": 0, "state": 0, "allocation": 0,  # shared state, pure arithmetic
@@ -114,6 +119,12 @@ def check_includes(root):
             if top != folder and top != "base" and top not in ALLOWED.get(folder, set()):
                 errors.append(f'{rel}: includes "{inc}" but {folder}/ may use only '
                               f"{sorted(ALLOWED.get(folder, set())) or 'itself'}")
+            elif folder in STANDALONE_USERS and top == "util" and target not in STANDALONE_UTIL:
+                errors.append(f'{rel}: includes "{inc}", but {folder}/ may use only '
+                              f"{sorted(STANDALONE_UTIL)} of util/ (compiled in)")
+            if folder == "util" and rel.replace(".c", ".h") in STANDALONE_UTIL and top == "core":
+                errors.append(f'{rel}: includes "{inc}", but text/ and torch/ compile it in '
+                              "without core")
             graph[rel].add(target)
             if folder == "lns" and top == "lns":
                 errors += check_lns_include(rel, target)

@@ -489,6 +489,9 @@ static const struct {
      "num_key_value_heads"},
     {"{ \"num_hidden_layers\": 4, \"num_attention_heads\": 16 }", BOSCH_E_MISMATCH,
      "num_attention_heads"},
+    /* A key given twice: the export would keep one and drop the other. */
+    {"{ \"num_hidden_layers\": 4,\n  \"sliding_window\": 64,\n  \"sliding_window\": 128 }",
+     BOSCH_E_CORRUPT, "line 3: key \"sliding_window\" is given twice (give each key once)"},
 };
 
 /* A Qwen3-MoE config: transformers slides all its layers or none

@@ -244,6 +244,19 @@ START_TEST(mismatch_versions)
     ck_assert_msg(contains(msg, "seed"), "message \"%s\"", msg);
     free(sd);
 
+    /* A field given twice, this run's value last: json-c alone would read
+     * the last and resume; the header has no single meaning, so it is refused. */
+    size_t tn = strlen(json) + 16;
+    char *twice = malloc(tn);
+    ck_assert_ptr_nonnull(twice);
+    snprintf(twice, tn, "{\"seed\":\"4\",%s", json + 1);
+    write_with_header(path, full, size, &fr, twice);
+    ck_assert_int_eq(first_ask(&c, path, BOSCH_JOURNAL_RESUME, msg, sizeof msg, NULL),
+                     BOSCH_E_CORRUPT);
+    ck_assert_msg(contains(msg, "journal header: key \"seed\" is given twice"), "message \"%s\"",
+                  msg);
+    free(twice);
+
     /* Header payload that is not JSON, or JSON without the fields. */
     write_with_header(path, full, size, &fr, "this is not json");
     int rc = first_ask(&c, path, BOSCH_JOURNAL_RESUME, msg, sizeof msg, NULL);

@@ -608,6 +608,14 @@ static const struct {
      "\"evaluations.total\" is not a non-negative integer"},
     {OK_HEAD ",\"evaluations\":{\"probe\":\"8\"}}", BOSCH_E_CORRUPT,
      "\"evaluations.probe\" is not a non-negative integer"},
+    /* A key given twice (json-c would keep the last): refused, named decoded. */
+    {OK_HEAD ",\n\"unit_mask\":\"1111\"}", BOSCH_E_CORRUPT,
+     "malformed mask file: line 2: key \"unit_mask\" is given twice (give each key once)"},
+    {OK_HEAD ",\"unit_\\u006dask\":\"1111\"}", BOSCH_E_CORRUPT, "key \"unit_mask\" is given twice"},
+    {"{\"format\":\"bosch-mask\",\"model\":{\"layers\":2,\"kv_groups\":2,\"layers\":4,"
+     "\"heads_per_group\":1},\"unit_mask\":\"0110\"}", BOSCH_E_CORRUPT, "key \"layers\" is given twice"},
+    {OK_HEAD ",\"settings\":{\"window\":8,\"window\":16}}", BOSCH_E_CORRUPT,
+     "key \"window\" is given twice"},
 };
 
 START_TEST(json_malformed)

@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "bosch/bosch.h"
+#include "util/json_dup.h"
 #include "util/read_file.h"
 
 #define FRAME_HEADER 28
@@ -161,6 +162,17 @@ void journal_close(journal *j)
 /* Compares the file's header with this run's; lists every differing field. */
 static int compare_headers(const char *file_json, const char *run_json, char *err, size_t errlen)
 {
+    /* A field given twice would pass the comparison on its last value alone. */
+    struct util_json_dup dup;
+    int twice = util_json_dup_find(file_json, strlen(file_json), &dup);
+    if (twice < 0)
+        return BOSCH_E_NOMEM;
+    if (twice) {
+        char what[160];
+        util_json_dup_describe(&dup, what, sizeof what);
+        snprintf(err, errlen, "journal header: %s (a damaged or edited journal)", what);
+        return BOSCH_E_CORRUPT;
+    }
     json_object *a = json_tokener_parse(file_json), *b = json_tokener_parse(run_json);
     int rc = BOSCH_OK;
     if (!a || !json_object_is_type(a, json_type_object) || !b) {
@@ -359,7 +371,10 @@ int journal_open(journal **out, const char *path, int mode, int sync, const char
     struct stat st;
     int exists = stat(path, &st) == 0;
     if (mode == BOSCH_JOURNAL_RESUME && !exists) {
-        snprintf(err, errlen, "cannot resume: journal '%s' does not exist", path);
+        if (errno == ENOENT)
+            snprintf(err, errlen, "cannot resume: journal '%s' does not exist", path);
+        else
+            snprintf(err, errlen, "cannot resume: journal '%s': %s", path, util_file_error(errno));
         return BOSCH_E_IO;
     }
     int resume = exists && mode != BOSCH_JOURNAL_CREATE;
@@ -368,7 +383,7 @@ int journal_open(journal **out, const char *path, int mode, int sync, const char
      * everything twice into one file. */
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot open journal '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot open journal '%s': %s", path, util_file_error(errno));
         return BOSCH_E_IO;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "selection/selection_impl.h"
+#include "util/json_dup.h"
 #include "util/read_file.h"
 
 /* "key": value, one member a line, as Hugging Face writes its configs. */
@@ -51,9 +52,21 @@ int sel_read_config(const bosch_selection *s, const char *path, const char *fn,
         for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
             ok &= text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t';
     json_tokener_free(tok);
+    /* json-c kept the last of a key given twice; the export would drop the other. */
+    struct util_json_dup dup;
+    int twice = ok ? util_json_dup_find(text, len, &dup) : 0;
     free(text);
-    if (!tok)
+    if (!tok || twice < 0) {
+        json_object_put(root);
         return sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
+    }
+    if (twice) {
+        json_object_put(root);
+        char what[160];
+        util_json_dup_describe(&dup, what, sizeof what);
+        return sel_fail(s, BOSCH_E_CORRUPT, "%s: %s: line %d: %s (give each key once)", fn, path,
+                        dup.line, what);
+    }
     if (!ok || !json_object_is_type(root, json_type_object)) {
         json_object_put(root);
         return sel_fail(s, BOSCH_E_CORRUPT, "%s: %s: not a JSON object (malformed config.json)",

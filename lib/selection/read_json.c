@@ -14,6 +14,8 @@
 
 #include "core/errors.h"
 #include "selection/selection_impl.h"
+#include "util/json_dup.h"
+#include "util/read_file.h"
 
 #define FN "bosch_selection_read_json"
 #define WHY_LEN 320
@@ -301,12 +303,24 @@ bosch_selection *bosch_selection_read_json(const char *path)
         return create_fail(BOSCH_E_INVALID, FN ": path is NULL");
     struct stat st;
     if (stat(path, &st) != 0)
-        return create_fail(BOSCH_E_IO, FN ": %s: %s", path, strerror(errno));
+        return create_fail(BOSCH_E_IO, FN ": %s: %s", path, util_file_error(errno));
     struct reader r = {.path = path, .code = BOSCH_E_CORRUPT};
     r.root = json_object_from_file(path);
     if (!r.root || !json_object_is_type(r.root, json_type_object)) {
         json_object_put(r.root);
         return create_fail(BOSCH_E_CORRUPT, FN ": %s: not a JSON object (malformed mask file)", path);
+    }
+    /* json-c kept the last of a key given twice: which value holds is unclear. */
+    struct util_json_dup dup;
+    int twice = util_json_dup_find_file(path, &dup);
+    if (twice) {
+        json_object_put(r.root);
+        if (twice < 0)
+            return create_fail(BOSCH_E_NOMEM, FN ": %s", "out of memory");
+        char what[160];
+        util_json_dup_describe(&dup, what, sizeof what);
+        return create_fail(BOSCH_E_CORRUPT, FN ": %s: malformed mask file: line %d: %s (give "
+                           "each key once)", path, dup.line, what);
     }
     if (read_required(&r) || read_texts(&r) || read_arrays(&r) || read_score(&r) || read_kv(&r) ||
         read_settings(&r) || read_evaluations(&r))

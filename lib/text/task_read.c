@@ -4,6 +4,7 @@
 #include "text/task.h"
 
 #include "text/common.h"
+#include "util/json_dup.h"
 #include "util/read_file.h"
 
 #include <errno.h>
@@ -13,6 +14,23 @@
 #include <string.h>
 
 #define READ_FN "bosch_text_task_read_jsonl"
+
+/* A key given twice in the line's objects (json-c kept the last value):
+ * refused, 0 when there is none. */
+static int refuse_duplicate(const char *path, size_t line, const char *s, size_t n)
+{
+    struct util_json_dup dup;
+    int twice = util_json_dup_find(s, n, &dup);
+    if (twice < 0)
+        text_create_fail(BOSCH_E_NOMEM, READ_FN ": out of memory");
+    if (twice > 0) {
+        char what[160];
+        util_json_dup_describe(&dup, what, sizeof what);
+        text_create_fail(BOSCH_E_INVALID, READ_FN ": %s:%zu: %s (give each key once)", path, line,
+                         what);
+    }
+    return twice;
+}
 
 /* The string of a JSON value that must be one, or NULL (message in err).
  * Strings with an embedded NUL are refused: the API's strings are C
@@ -231,7 +249,7 @@ BOSCH_TEXT_API bosch_text_task *bosch_text_task_read_jsonl(const char *path)
     int err_no = util_read_file(path, 0, &data, &len);
     if (err_no) {
         text_create_fail(err_no == ENOMEM ? BOSCH_E_NOMEM : BOSCH_E_IO, READ_FN ": %s: %s",
-                         path, strerror(err_no));
+                         path, util_file_error(err_no));
         return NULL;
     }
     bosch_text_task *t = text_task_new();
@@ -277,6 +295,10 @@ BOSCH_TEXT_API bosch_text_task *bosch_text_task_read_jsonl(const char *path)
         if (!blank(s + json_tokener_get_parse_end(tok), n - json_tokener_get_parse_end(tok))) {
             text_create_fail(BOSCH_E_INVALID, READ_FN ": %s:%zu: text after the JSON object at "
                              "byte %zu", path, line, json_tokener_get_parse_end(tok) + 1);
+            json_object_put(o);
+            goto fail;
+        }
+        if (refuse_duplicate(path, line, s, n)) {
             json_object_put(o);
             goto fail;
         }

@@ -139,8 +139,9 @@ struct bosch_tokenizer {
 };
 
 /* tokenizer_load.c: the JSON file into a tokenizer; reports through
- * text_create_fail with `fn` as prefix. */
-bosch_tokenizer *tok_load_json(const char *fn, const char *json, size_t len);
+ * text_create_fail with `fn` as prefix (and `src`, the file's name or NULL,
+ * where a message needs it). */
+bosch_tokenizer *tok_load_json(const char *fn, const char *src, const char *json, size_t len);
 /* tokenizer_bpe.c: appends the ids of one pre-tokenized word (raw bytes). */
 struct tok_bpe_scratch {
     struct tok_sym *sym;

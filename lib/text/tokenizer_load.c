@@ -1,6 +1,8 @@
 /* tokenizer.json into a tokenizer: every field checked, each refusal naming
  * its JSON path. The supported subset is in docs/tokenizer.md. */
 #include "text/tokenizer_json.h"
+#include "util/json_dup.h"
+#include "util/read_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -328,7 +330,23 @@ static int load_all(struct tok_load *L, json_object *root)
     return BOSCH_OK;
 }
 
-bosch_tokenizer *tok_load_json(const char *fn, const char *json, size_t len)
+/* A key given twice anywhere (vocab, added tokens, a pipeline's settings):
+ * json-c kept the last value, so the file has no single meaning. */
+static int refuse_duplicate(struct tok_load *L, const char *src, const char *json, size_t len)
+{
+    struct util_json_dup dup;
+    int twice = util_json_dup_find(json, len, &dup);
+    if (twice < 0)
+        return tok_fail(L, BOSCH_E_NOMEM, "out of memory");
+    if (!twice)
+        return BOSCH_OK;
+    char what[160];
+    util_json_dup_describe(&dup, what, sizeof what);
+    return FAIL(L, "%s%sline %d: %s (give each key once)", src ? src : "", src ? ": " : "",
+                dup.line, what);
+}
+
+bosch_tokenizer *tok_load_json(const char *fn, const char *src, const char *json, size_t len)
 {
     struct tok_load L = {fn, NULL, BOSCH_OK, 0};
     if (!json && len) {
@@ -365,6 +383,10 @@ bosch_tokenizer *tok_load_json(const char *fn, const char *json, size_t len)
         tok_fail(&L, BOSCH_E_INVALID, "malformed JSON: data after the document at byte %zu", end);
         return NULL;
     }
+    if (refuse_duplicate(&L, src, json, len)) {
+        json_object_put(root);
+        return NULL;
+    }
     L.tok = calloc(1, sizeof *L.tok);
     if (!L.tok) {
         json_object_put(root);
@@ -382,7 +404,7 @@ bosch_tokenizer *tok_load_json(const char *fn, const char *json, size_t len)
 
 BOSCH_TEXT_API bosch_tokenizer *bosch_tokenizer_from_json(const char *json, size_t len)
 {
-    return tok_load_json("bosch_tokenizer_from_json", json, len);
+    return tok_load_json("bosch_tokenizer_from_json", NULL, json, len);
 }
 
 BOSCH_TEXT_API bosch_tokenizer *bosch_tokenizer_open(const char *path)
@@ -394,7 +416,7 @@ BOSCH_TEXT_API bosch_tokenizer *bosch_tokenizer_open(const char *path)
     }
     FILE *f = fopen(path, "rb");
     if (!f) {
-        text_create_fail(BOSCH_E_IO, "%s: %s: %s", fn, path, strerror(errno));
+        text_create_fail(BOSCH_E_IO, "%s: %s: %s", fn, path, util_file_error(errno));
         return NULL;
     }
     struct text_buf b = {0};
@@ -423,7 +445,7 @@ BOSCH_TEXT_API bosch_tokenizer *bosch_tokenizer_open(const char *path)
             text_create_fail(st, "%s: out of memory", fn);
         return NULL;
     }
-    bosch_tokenizer *t = tok_load_json(fn, b.data ? b.data : "", b.len);
+    bosch_tokenizer *t = tok_load_json(fn, path, b.data ? b.data : "", b.len);
     text_buf_free(&b);
     return t;
 }

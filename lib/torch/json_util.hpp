@@ -2,6 +2,9 @@
 // readers (config.cpp, safetensors.cpp). Header-only and internal.
 #pragma once
 
+#include "util/json_dup.h"
+#include "util/read_file.h"
+
 #include <json-c/json.h>
 
 #include <cerrno>
@@ -24,7 +27,8 @@ struct JsonPut {
 using JsonPtr = std::unique_ptr<json_object, JsonPut>;
 
 // Parses exactly one JSON value from buf[0..len); only whitespace may follow
-// it. Embedded NUL bytes are refused. Returns "" or a message.
+// it. Embedded NUL bytes and a key given twice in one object (json-c would
+// keep the last value) are refused. Returns "" or a message.
 inline std::string parse(const char *buf, size_t len, JsonPtr &out) {
     out.reset();
     if (len > (size_t)INT32_MAX - 1)
@@ -56,6 +60,16 @@ inline std::string parse(const char *buf, size_t len, JsonPtr &out) {
             return "invalid JSON: trailing characters after byte " + std::to_string(end);
         }
     }
+    util_json_dup dup;
+    int twice = util_json_dup_find(buf, len, &dup);
+    if (twice) {
+        out.reset();
+        if (twice < 0)
+            return "out of memory";
+        char what[160];
+        util_json_dup_describe(&dup, what, sizeof what);
+        return "line " + std::to_string(dup.line) + ": " + what + " (give each key once)";
+    }
     return "";
 }
 
@@ -64,7 +78,7 @@ inline std::string read_file(const std::string &path, size_t cap, std::string &o
     out.clear();
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return "cannot open " + path + ": " + std::strerror(errno);
+        return "cannot open " + path + ": " + util_file_error(errno);
     struct stat st;
     if (::fstat(fd, &st) != 0) {
         int e = errno;

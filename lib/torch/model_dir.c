@@ -3,7 +3,10 @@
 #include "torch/model_dir.h"
 
 #include "bosch/torch.h"
+#include "util/json_dup.h"
+#include "util/read_file.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -122,8 +125,19 @@ int bt_suggestions_read(const char *dir, struct bt_suggestions *s, char *msg, si
     if (snprintf(path, sizeof path, "%s/bosch.json", dir) >= (int)sizeof path)
         return fail(msg, len, BOSCH_E_INVALID, "model path too long");
     struct stat st;
-    if (stat(path, &st) != 0)
-        return BOSCH_OK; /* no suggestions: a plain checkpoint */
+    if (stat(path, &st) != 0) /* none: a plain checkpoint; a symlink loop is no absence */
+        return errno == ENOENT ? BOSCH_OK
+                               : fail(msg, len, BOSCH_E_IO, "%s: %s", path, util_file_error(errno));
+    struct util_json_dup dup;
+    int twice = util_json_dup_find_file(path, &dup);
+    if (twice < 0)
+        return fail(msg, len, BOSCH_E_NOMEM, "out of memory");
+    if (twice) {
+        char what[160];
+        util_json_dup_describe(&dup, what, sizeof what);
+        return fail(msg, len, BOSCH_E_INVALID, "%s: line %d: %s (give each key once)", path,
+                    dup.line, what);
+    }
     json_object *root = json_object_from_file(path);
     if (!root || !json_object_is_type(root, json_type_object)) {
         json_object_put(root);
@@ -141,6 +155,8 @@ int bt_suggestions_read(const char *dir, struct bt_suggestions *s, char *msg, si
     return rc;
 }
 
+/* config.json was read by the model's open (config.cpp), which refuses a
+ * duplicated key, before this runs. */
 long bt_lowest_special_id(const char *dir)
 {
     char path[4096];

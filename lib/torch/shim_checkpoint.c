@@ -4,6 +4,7 @@
  * what the directory's JSON files say. */
 #include "bosch/torch.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "torch/model_dir.h"
 #include "torch/shim_c.h"
+#include "util/read_file.h"
 
 #define FN "bosch_torch_checkpoint_open"
 #define MAX_GENERATED_TOKENS (1ull << 26) /* samples x context of a NIAH or RULER task */
@@ -104,7 +106,8 @@ static void describe(bosch_torch_checkpoint *c)
 
 /* The given tokenizer, else DIR/tokenizer.json when there is one. A given
  * file that cannot be read is an error; a missing default is not (the
- * tasks that need a tokenizer say so). */
+ * tasks that need a tokenizer say so), but one that cannot be opened for
+ * another reason (a symlink loop) is. */
 static int open_tokenizer(bosch_torch_checkpoint *c, const char *given)
 {
     char path[4096];
@@ -113,6 +116,8 @@ static int open_tokenizer(bosch_torch_checkpoint *c, const char *given)
         if (snprintf(path, sizeof path, "%s/tokenizer.json", c->dir) >= (int)sizeof path)
             return 0;
         FILE *f = fopen(path, "rb");
+        if (!f && errno != ENOENT)
+            return fail(BOSCH_E_IO, "tokenizer %s: %s", path, util_file_error(errno));
         if (!f)
             return 0;
         fclose(f);
@@ -124,6 +129,22 @@ static int open_tokenizer(bosch_torch_checkpoint *c, const char *given)
     if (!(c->tokenizer_path = strdup(p)))
         return fail(BOSCH_E_NOMEM, "out of memory");
     return 0;
+}
+
+/* A tokenizer with ids past the model's vocabulary is another model's: its
+ * text would hold ids the model has no row for (the NIAH filler, drawn
+ * from its ids below the vocabulary, would be empty). */
+static int check_tokenizer_fits(const bosch_torch_checkpoint *c)
+{
+    uint32_t V = 0;
+    bosch_torch_model_shape(c->model, NULL, NULL, NULL, &V);
+    uint32_t n = c->tok ? bosch_tokenizer_vocab_size(c->tok) : 0;
+    if (n <= V)
+        return 0;
+    return fail(BOSCH_E_INVALID,
+                "tokenizer %s: its ids run to %u, past the model's vocabulary of %u ids "
+                "(vocab_size in %s/config.json): it is not this model's tokenizer",
+                c->tokenizer_path, n - 1, V, c->dir);
 }
 
 /* Records the failure of libbosch-torch's task creator as "task SRC: why". */
@@ -283,7 +304,7 @@ bosch_torch_checkpoint *bosch_torch_checkpoint_open(const char *dir,
         goto fail;
     }
     describe(c);
-    if (open_tokenizer(c, p->tokenizer) || open_task(c, p))
+    if (open_tokenizer(c, p->tokenizer) || check_tokenizer_fits(c) || open_task(c, p))
         goto fail;
     return c;
 fail:

@@ -4,6 +4,8 @@
 #include "failure.hpp"
 
 #include "base/prng_steps.h"
+#include "util/json_dup.h"
+#include "util/read_file.h"
 
 #include <json-c/json.h>
 
@@ -208,12 +210,25 @@ std::vector<int32_t> token_array(json_object *root, const char *key, const std::
     return out;
 }
 
+// A key given twice in the line (json-c kept the last "prompt" or "answer").
+void refuse_duplicate(const char *text, size_t len, const std::string &where) {
+    util_json_dup dup;
+    int twice = util_json_dup_find(text, len, &dup);
+    if (twice < 0)
+        throw std::bad_alloc();
+    if (twice) {
+        char what[160];
+        util_json_dup_describe(&dup, what, sizeof what);
+        invalid(where + ": " + what + " (give each key once)");
+    }
+}
+
 } // namespace
 
 Task load_jsonl(const std::string &path) {
     std::unique_ptr<FILE, FileCloser> f(fopen(path.c_str(), "rb"));
     if (!f)
-        io_error("cannot open " + path + ": " + strerror(errno));
+        io_error("cannot open " + path + ": " + util_file_error(errno));
     std::unique_ptr<json_tokener, TokDeleter> tok(json_tokener_new());
     if (!tok)
         throw std::bad_alloc();
@@ -259,6 +274,7 @@ Task load_jsonl(const std::string &path) {
             invalid(where + ": bad JSON (trailing characters)");
         if (json_object_get_type(root.get()) != json_type_object)
             invalid(where + ": each line must be a JSON object {\"prompt\": [...], \"answer\": [...]}");
+        refuse_duplicate(line + b, e - b, where);
         Sample s;
         s.prompt = token_array(root.get(), "prompt", where);
         s.answer = token_array(root.get(), "answer", where);

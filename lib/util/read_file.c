@@ -3,6 +3,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+const char *util_file_error(int err)
+{
+    return err == ELOOP ? "a symlink loop (too many levels of symbolic links)" : strerror(err);
+}
 
 int util_read_file(const char *path, size_t cap, char **data, size_t *len)
 {

@@ -161,6 +161,13 @@ static const struct bad {
     {"{\"text\": \"a\xff\", \"answers\": [\"1\"]}\n", 0, 1, "invalid JSON"},
     {"{\"text\": \"a\\u0000b\", \"answers\": [\"1\"]}\n", 0, 1, "\"text\" holds a NUL"},
     {"{\"text\": \"a\", \"answers\": [\"1\"]}\0\n", 32, 1, "NUL byte"},
+    /* A key given twice: json-c would keep the last "text" or role. */
+    {"{\"text\": \"a\", \"answers\": [\"1\"]}\n{\"text\": \"a\", \"answers\": [\"1\"], \"text\": \"b\"}\n",
+     0, 2, "key \"text\" is given twice (give each key once)"},
+    {"{\"text\": \"a\", \"answers\": [\"1\"], \"\\u0074ext\": \"b\"}\n", 0, 1,
+     "key \"text\" is given twice"},
+    {"{\"messages\": [{\"role\": \"user\", \"content\": \"a\", \"role\": \"system\"}], "
+     "\"answers\": [\"1\"]}\n", 0, 1, "key \"role\" is given twice"},
 };
 
 START_TEST(malformed)

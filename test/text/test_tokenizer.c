@@ -436,6 +436,40 @@ START_TEST(malformed_parts)
 }
 END_TEST
 
+/* A key given twice, which json-c would read as its last value: a vocab
+ * entry (also when the two spellings decode alike), an added token's
+ * field, a top-level part. The file's name is in the message. */
+START_TEST(duplicate_keys)
+{
+    REFUSED_MODEL("{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"a\":2},\"merges\":[]}",
+                  "bosch_tokenizer_from_json: line 1: key \"a\" is given twice (give each key once)");
+    REFUSED_MODEL("{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"\\u0061\":1},\"merges\":[]}",
+                  "key \"a\" is given twice");
+    const char *added = "[{\"id\":10,\"content\":\"<|end|>\",\"special\":true,"
+                        "\"content\":\"<|x|>\",\"normalized\":false}]";
+    const char *j = make_json(MODEL_OK, added, "null", PRE_OK, "{\"type\":\"ByteLevel\"}");
+    refused(j, strlen(j), "key \"content\" is given twice");
+    char twice[8192];
+    j = make_json(MODEL_OK, ADDED_OK, "null", PRE_OK, "{\"type\":\"ByteLevel\"}");
+    snprintf(twice, sizeof twice, "%.*s,\n\"decoder\":null}", (int)strlen(j) - 1, j);
+    refused(twice, strlen(twice), "line 2: key \"decoder\" is given twice");
+
+    char path[] = "/tmp/bosch-tok-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(twice, f);
+    fclose(f);
+    ck_assert_ptr_null(bosch_tokenizer_open(path));
+    ck_assert_int_eq(bosch_text_create_status(), BOSCH_E_INVALID);
+    char want[256];
+    snprintf(want, sizeof want, "bosch_tokenizer_open: %s: line 2: key \"decoder\" is given twice",
+             path);
+    ck_assert_msg(strstr(bosch_text_create_error(), want), "%s", bosch_text_create_error());
+    remove(path);
+}
+END_TEST
+
 START_TEST(open_errors)
 {
     ck_assert_ptr_null(bosch_tokenizer_open("/nonexistent/tokenizer.json"));
@@ -474,6 +508,7 @@ int main(void)
     tcase_add_test(tc, malformed_model);
     tcase_add_test(tc, huge_parts);
     tcase_add_test(tc, malformed_parts);
+    tcase_add_test(tc, duplicate_keys);
     tcase_add_test(tc, open_errors);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -193,7 +193,7 @@ if [ -n "$DEBS" ]; then
   if ! command -v pkg-config >/dev/null 2>&1 && [ -x "$DEPS/usr/bin/pkgconf" ]; then
     export PKG_CONFIG=$DEPS/usr/bin/pkgconf
   fi
-  for m in json-c libxxhash libuv libzstd check libpcre2-8 libutf8proc; do
+  for m in json-c jansson libxxhash libuv libzstd check libpcre2-8 libutf8proc; do
     v=$(${PKG_CONFIG:-pkg-config} --modversion "$m" 2>/dev/null) || { say "- pkg-config cannot find $m"; FAILED=$((FAILED + 1)); continue; }
     say "- $m $v: $(${PKG_CONFIG:-pkg-config} --variable=libdir "$m")"
   done

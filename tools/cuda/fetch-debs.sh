@@ -18,7 +18,7 @@ cd "$DIR"
 # the machine has none. Not fetched: the -dev packages of those libraries
 # (mpi.h needs none), hwloc's plugins (PCI, GL, OpenCL), compilers, perl.
 apt-get download \
-  libjson-c-dev libjson-c5 libxxhash-dev libxxhash0 libuv1-dev libuv1 \
+  libjson-c-dev libjson-c5 libjansson-dev libjansson4 libxxhash-dev libxxhash0 libuv1-dev libuv1 \
   libzstd-dev libzstd1 check libsubunit-dev libsubunit0 \
   libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3 \
   libutf8proc-dev libutf8proc2 pkgconf pkgconf-bin libpkgconf3 \

@@ -12,7 +12,8 @@ evaluators, static scores). ``import bosch`` never needs them.
 
 Masks: one entry per decision unit (layer, KV group), unit u = (u // kv_groups,
 u % kv_groups); 1 = sliding-window (SWA), 0 = full attention. Inputs accept
-bytes, sequences of ints/bools or '0'/'1' strings; results are lists of 0/1;
+bytes, sequences of ints/bools or one '0'/'1' string (anything else is a
+TypeError); results are lists of 0/1;
 candidates handed to evaluators and returned by ``Optimizer.ask()`` are bytes.
 """
 

@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import ctypes
 import math
-from collections.abc import Iterable, Sequence
+import numbers
+from collections.abc import Iterable, Mapping, Sequence, Set
 
 # Table mapping every non-zero byte to 1 (the library accepts any non-zero byte as SWA).
 _NORM = bytes([0] + [1] * 255)
+
+
+def _is_entry(v) -> bool:
+    """An int or a bool, Python's or numpy's (numpy.bool_ is no Integral)."""
+    if isinstance(v, numbers.Integral):
+        return True
+    t = type(v)
+    return t.__module__ == "numpy" and t.__name__ in ("bool_", "bool")
 
 
 def mask_bytes(mask, units: int, what: str = "mask") -> bytes:
     """Normalise a mask to `units` bytes of 0/1.
 
     Accepted: bytes / bytearray / memoryview (any non-zero byte = SWA), a str
-    of '0'/'1' characters (the history format), or any iterable of values
-    whose truth value says SWA (list/tuple of ints or bools, numpy arrays...).
+    of '0'/'1' characters (the history format), or an ordered iterable of
+    ints or bools (list, tuple, a 1-D numpy array of an integer or bool
+    dtype...), non-zero = SWA. Anything else is a TypeError: a list of
+    '0'/'1' strings or of floats, a set, a 2-D array.
     """
     if isinstance(mask, (bytes, bytearray, memoryview)):
         raw = bytes(mask)
@@ -24,10 +35,17 @@ def mask_bytes(mask, units: int, what: str = "mask") -> bytes:
         if any(ch not in "01" for ch in mask):
             raise ValueError(f"{what}: a string mask may contain only '0' and '1'")
         raw = mask.encode("ascii").translate(bytes([0] * 48 + [0, 1] + [0] * 206))
-    elif isinstance(mask, Iterable):
-        raw = bytes(1 if v else 0 for v in mask)
+    elif isinstance(mask, Iterable) and not isinstance(mask, (Set, Mapping)):
+        entries = list(mask)
+        for i, v in enumerate(entries):
+            if not _is_entry(v):
+                hint = " (a '0'/'1' mask is one str, not a list of them)" if isinstance(v, str) else ""
+                raise TypeError(f"{what}: entry {i} is a {type(v).__name__}; a mask's entries "
+                                f"are ints or bools{hint}")
+        raw = bytes(1 if v else 0 for v in entries)
     else:
-        raise TypeError(f"{what}: expected a sequence of 0/1 values, got {type(mask).__name__}")
+        raise TypeError(f"{what}: expected bytes, a '0'/'1' str or a sequence of ints or "
+                        f"bools, got {type(mask).__name__}")
     if len(raw) != units:
         raise ValueError(f"{what}: expected {units} entries, got {len(raw)}")
     return raw

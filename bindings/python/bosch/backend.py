@@ -35,11 +35,10 @@ from __future__ import annotations
 
 import ctypes
 import enum
-import json
 import os
 from collections import namedtuple
 
-from . import _lib
+from . import _json, _lib
 from ._handle import Handle
 from ._lib import text as _str
 from ._masks import double_array, mask_bytes, uint32_array
@@ -164,12 +163,14 @@ def get_threads() -> int:
 
 def model_defaults(path) -> dict:
     """The model directory's bosch.json as it is written (suggested window,
-    sink, metric, task files...), {} when there is none; not checked.
+    sink, metric, task files...), {} when there is none; not checked, but
+    for a key given twice (a ValueError, as the library refuses it).
     :meth:`Checkpoint.open` reads and checks it as the library does
     (``Checkpoint.suggested``, ``Checkpoint.suggested_files``)."""
+    file = os.path.join(os.fspath(path), "bosch.json")
     try:
-        with open(os.path.join(os.fspath(path), "bosch.json"), encoding="utf-8") as f:
-            data = json.load(f)
+        with open(file, encoding="utf-8") as f:
+            data = _json.loads(f.read(), file)
     except FileNotFoundError:
         return {}
     return data if isinstance(data, dict) else {}

@@ -22,11 +22,11 @@ attention: pads never change earlier positions).
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 from typing import NamedTuple
 
+from . import _json
 from . import hf as _hf
 from ._masks import mask_bytes
 
@@ -75,12 +75,14 @@ class Task:
     @classmethod
     def read_jsonl(cls, path, tokenizer=None) -> "Task":
         """Token JSON Lines ({"prompt": [..], "answer": [..]}), or, with a
-        tokenizer, a text task file (bosch.text.TextTask.read_jsonl)."""
-        with open(os.fspath(path)) as f:
-            first = json.loads(next((l for l in f if l.strip()), "{}"))
+        tokenizer, a text task file (bosch.text.TextTask.read_jsonl). A key
+        given twice in a line is a ValueError, as libbosch-torch's."""
+        name = os.fspath(path)
+        with open(name) as f:
+            lines = [(i, l) for i, l in enumerate(f, 1) if l.strip()]
+        first = _json.loads(lines[0][1], f"{name}:{lines[0][0]}") if lines else {}
         if isinstance(first.get("prompt"), list):
-            with open(os.fspath(path)) as f:
-                rows = [json.loads(l) for l in f if l.strip()]
+            rows = [_json.loads(l, f"{name}:{i}") for i, l in lines]
             return cls([Sample(r["prompt"], r["answer"]) for r in rows])
         if tokenizer is None:
             raise ValueError("%s: a text task needs a tokenizer" % os.fspath(path))

@@ -140,7 +140,8 @@ class Selection(Handle):
 
     @property
     def mask(self) -> list[int]:
-        """One entry per unit, 1 = SWA."""
+        """One entry per unit, 1 = SWA. Set from bytes, a sequence of ints or
+        bools or one '0'/'1' string; anything else is a TypeError."""
         buf = (ctypes.c_uint8 * self.units)()
         self._check(lib.bosch_selection_mask(self._handle, buf, self.units))
         return buffer_to_list(buf)
