@@ -986,6 +986,41 @@ static void test_index() {
     EXPECT_ERR(load_weights(empty, out), "no model.safetensors");
 }
 
+// A key given twice (json-c alone keeps the last value): config.json, a
+// safetensors header, the index's weight_map; named with its line, also
+// when the two spellings differ but decode alike.
+static void test_duplicate_keys() {
+    TinySpec s;
+    std::string dir = subdir("dup");
+    EXPECT_OK(write_tiny_qwen3(dir, s));
+    std::string cfg = tiny_config_json(s);
+    EXPECT(cfg.size() > 2 && cfg[0] == '{');
+    EXPECT_OK(write_file(dir + "/config.json", "{\"head_dim\": 4,\n" + cfg.substr(1)));
+    Qwen3Config c;
+    EXPECT_ERR(load_config(dir, c), "config.json: line ", "key \"head_dim\" is given twice",
+               "(give each key once)");
+    EXPECT_OK(write_file(dir + "/config.json", "{\"\\u0068ead_dim\": 4,\n" + cfg.substr(1)));
+    EXPECT_ERR(load_config(dir, c), "key \"head_dim\" is given twice");
+
+    const std::string data16(16, '\x01');
+    const std::string twice = "{\"w\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[0,16]},"
+                              "\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}";
+    EXPECT_ERR(read_st(st_bytes(twice, data16)), "header: line 1: key \"w\" is given twice");
+
+    TinySpec sh;
+    sh.shards = 2;
+    std::string idx = subdir("dup_idx");
+    EXPECT_OK(write_tiny_qwen3(idx, sh));
+    std::string index = read_file(idx + "/model.safetensors.index.json");
+    size_t at = index.find("\"weight_map\": {");
+    EXPECT(at != std::string::npos);
+    index.insert(at + 15, "\n    \"model.norm.weight\": \"model-00001-of-00002.safetensors\",");
+    EXPECT_OK(write_file(idx + "/model.safetensors.index.json", index));
+    TensorMap w;
+    EXPECT_ERR(load_weights(idx, w), "model.safetensors.index.json: line ",
+               "key \"model.norm.weight\" is given twice");
+}
+
 int main() {
     g_tmp = make_temp_dir("ckpt");
     try {
@@ -996,6 +1031,7 @@ int main() {
         test_config();
         test_weights_check();
         test_index();
+        test_duplicate_keys();
     } catch (const std::exception &e) {
         std::fprintf(stderr, "exception: %s\n", e.what());
         g_failures++;

@@ -259,6 +259,45 @@ START_TEST(errors_name_what_failed)
 }
 END_TEST
 
+/* Refusals that name their cause, before the model runs: a bosch.json key
+ * given twice (json-c alone would keep the last), a bosch.json or
+ * tokenizer.json that is a symlink loop (no absent file), a tokenizer with
+ * ids past the model's vocabulary (the NIAH filler would be empty). */
+START_TEST(causes_named)
+{
+    struct bosch_torch_checkpoint_params p = cpu_params();
+    const char *twice = model_copy("twice", NULL, "{\"window\": 6,\n \"\\u0077indow\": 7}");
+    expect_failure(twice, &p, BOSCH_E_INVALID,
+                   "bosch.json: line 2: key \"window\" is given twice (give each key once)");
+    const char *loops = model_copy("loops", NULL, NULL);
+    char link[4200], other[4200];
+    snprintf(link, sizeof link, "%s/bosch.json", loops);
+    snprintf(other, sizeof other, "%s/loop", loops);
+    ck_assert_int_eq(symlink(other, link), 0);
+    ck_assert_int_eq(symlink(link, other), 0);
+    expect_failure(loops, &p, BOSCH_E_IO,
+                   "bosch.json: a symlink loop (too many levels of symbolic links)");
+    ck_assert_int_eq(unlink(link), 0);
+    snprintf(link, sizeof link, "%s/tokenizer.json", loops);
+    ck_assert_int_eq(symlink(other, link), 0);
+    ck_assert_int_eq(unlink(other), 0);
+    ck_assert_int_eq(symlink(link, other), 0);
+    expect_failure(loops, &p, BOSCH_E_IO, "tokenizer.json: a symlink loop");
+    /* The organism has 128 ids; this tokenizer's run to 300. */
+    scratch_write_text(scratch_path("wide.json"),
+                       "{\"added_tokens\": [{\"id\": 300, \"content\": \"<e>\", \"special\": true}],"
+                       " \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"use_regex\": false},"
+                       " \"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\","
+                       " \"vocab\": {\"a\": 200, \"b\": 201}, \"merges\": []}}");
+    p.tokenizer = scratch_path("wide.json");
+    p.task = "niah";
+    expect_failure(organism(), &p, BOSCH_E_INVALID,
+                   "wide.json: its ids run to 300, past the model's vocabulary of 128 ids "
+                   "(vocab_size in");
+    ck_assert_ptr_nonnull(strstr(bosch_torch_create_error(), "it is not this model's tokenizer"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("torch-checkpoint-dir");
@@ -267,5 +306,6 @@ int main(void)
     tcase_add_test(tc, organism_defaults);
     tcase_add_test(tc, niah_tokens);
     tcase_add_test(tc, errors_name_what_failed);
+    tcase_add_test(tc, causes_named);
     return run_suite(s);
 }
