@@ -108,6 +108,29 @@ static void print_tokens(const char *label, const bosch_tokenizer *tok, const in
     printf("]\n");
 }
 
+/* The default --max-new (the sample's, else 64), cut to what the model's
+ * max_position_embeddings leaves after the prompt (*cut: the default it
+ * replaced, else 0); a --max-new given is kept (bosch_torch_generate
+ * refuses it when it does not fit). 0, or EXIT_ERROR after a message when
+ * not one new token fits. */
+static int fit_max_new(const struct settings *s, const struct backend *b, const struct prompt *p,
+                       uint32_t *max_new, uint32_t *cut)
+{
+    *max_new = s->max_new ? s->max_new : p->max_new ? p->max_new : 64;
+    *cut = 0;
+    uint64_t cap = bosch_torch_model_max_positions(b->m);
+    if (s->max_new || !cap || p->n + *max_new <= cap)
+        return 0;
+    if (p->n >= cap) {
+        errorf("generate: the prompt's %zu tokens leave no position for a new token within the "
+               "model's max_position_embeddings (%llu)", p->n, (unsigned long long)cap);
+        return EXIT_ERROR;
+    }
+    *cut = *max_new;
+    *max_new = (uint32_t)(cap - p->n);
+    return 0;
+}
+
 /* The KV units the model's config makes sliding (every KV group of such a
  * layer): the cache keeps the config's window and no sink there, whatever
  * the mask says. */
@@ -161,7 +184,9 @@ static int run_generate(struct settings *s, const bosch_selection *sel)
     const bosch_tokenizer *tok = bosch_torch_checkpoint_tokenizer(b.ck);
     if (s->prompt ? encode_prompt(s, tok, &p) : task_prompt(s, &b, &p))
         goto done;
-    uint32_t max_new = s->max_new ? s->max_new : p.max_new ? p.max_new : 64;
+    uint32_t max_new, cut;
+    if (fit_max_new(s, &b, &p, &max_new, &cut))
+        goto done;
     /* With a tokenizer, stop where RULER's match metric stops. */
     size_t n_stop = 0;
     if ((tok && bosch_tokenizer_stop_ids(tok, b.V, &stop, &n_stop)) ||
@@ -184,6 +209,9 @@ static int run_generate(struct settings *s, const bosch_selection *sel)
                units, bosch_torch_model_sliding_window(b.m));
     printf("\n");
     printf("prompt: %s, %zu tokens\n", p.what, p.n);
+    if (cut)
+        printf("max-new %u (not %u): what the model's max_position_embeddings leaves after the "
+               "prompt\n", max_new, cut);
 
     struct bosch_torch_generation info;
     memset(&info, 0, sizeof info);

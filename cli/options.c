@@ -141,7 +141,8 @@ static const struct cli_option options[] = {
      "--sample I         which sample of the task to continue (0)"},
     {"max-new", required_argument, O_MAXNEW, CMD_GENERATE, SEC_GENERATE,
      "--max-new N        new tokens at most (default: the sample's max_new_tokens, or\n"
-     "                     its answer's length + 16; --prompt: 64); a special token ends\n"
+     "                     its answer's length + 16; --prompt: 64; cut to what the\n"
+     "                     model's max_position_embeddings leaves); a special token ends\n"
      "                     the continuation earlier"},
     {"check", no_argument, O_CHECK, CMD_GENERATE, SEC_GENERATE,
      "--check            also continue greedily by re-running the masked forward over\n"

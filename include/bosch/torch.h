@@ -176,6 +176,10 @@ BOSCH_TORCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model
  * those units as fixed SWA. The config's W when at least one layer slides,
  * else 0 (also for NULL). */
 BOSCH_TORCH_API uint32_t bosch_torch_model_sliding_window(const bosch_torch_model *m);
+/* The config's max_position_embeddings: the positions a sequence may take
+ * (bosch_torch_generate refuses a prompt + max_new beyond them); 0 when the
+ * config gives none, and for NULL. */
+BOSCH_TORCH_API uint64_t bosch_torch_model_max_positions(const bosch_torch_model *m);
 /* 1 when the config makes `layer` sliding, 0 when it is full attention;
  * BOSCH_E_INVALID for a NULL model or a layer out of range. */
 BOSCH_TORCH_API int bosch_torch_model_layer_sliding(const bosch_torch_model *m, uint32_t layer);

@@ -198,6 +198,11 @@ BOSCH_TORCH_API uint32_t bosch_torch_model_sliding_window(const bosch_torch_mode
     return m && m->model ? uint32_t(m->model->config().sliding_window) : 0;
 }
 
+BOSCH_TORCH_API uint64_t bosch_torch_model_max_positions(const bosch_torch_model *m) {
+    return m && m->model ? uint64_t(std::max<int64_t>(0, m->model->config().max_position_embeddings))
+                         : 0;
+}
+
 BOSCH_TORCH_API int bosch_torch_model_layer_sliding(const bosch_torch_model *m, uint32_t layer) {
     if (!m || !m->model || layer >= uint32_t(m->model->layers()))
         return BOSCH_E_INVALID;

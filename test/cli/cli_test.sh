@@ -274,13 +274,22 @@ for l, t in enumerate(cfg["layer_types"]):
         assert res["unit_mask"][l * g:(l + 1) * g] == "1" * g, (l, res["unit_mask"])
 PY
     expect 1 "INFEASIBLE" "$BOSCH" search --model "$T/hf" --ratio 0.25 --budget 12 --out bad
-    # bosch generate with a rho 0.75 mask: the held-out sample continued
-    # through the hybrid KV cache gives the masked forward's tokens (--check)
-    # and holds the KV bytes the selection's saving predicts at the cache's
-    # capacity (keys and values only; the ring's position table is extra).
+    # bosch generate with a rho 0.75 mask: a prompt continued through the
+    # hybrid KV cache gives the masked forward's tokens (--check) and holds
+    # the KV bytes the selection's saving predicts at the cache's capacity
+    # (keys and values only; the ring's position table is extra). The
+    # organism has 256 positions: its held-out prompts (255 tokens) leave
+    # one new token (the default is cut to it, an explicit --max-new past
+    # it is refused), so 32 new tokens continue a 224-token NIAH prompt.
     expect 0 "wrote" "$BOSCH" search --ratio 0.75 --budget 12 --out g75
+    expect 1 "the prompt's 255 tokens + max_new 32 = 287 positions, more than the model's max_position_embeddings (256)" \
+        "$BOSCH" generate --mask g75.json --max-new 32 --sample 1
+    expect 0 "check: the masked forward over the whole sequence gives the same 1 tokens" \
+        "$BOSCH" generate --mask g75.json --check --sample 1
+    grep -q "^max-new 1 (not 17): what the model's max_position_embeddings leaves after the prompt$" \
+        "$T/out" || fail "generate: the default --max-new not cut to the model's positions"
     expect 0 "check: the masked forward over the whole sequence gives the same 32 tokens" \
-        "$BOSCH" generate --mask g75.json --check --max-new 32 --sample 1
+        "$BOSCH" generate --mask g75.json --check --max-new 32 --niah --context 224
     grep -q "SWA ratio 0.7500, window 32, sink 4" "$T/out" || fail "generate: not the mask's settings"
     sed -n 's/.*: saving \([0-9.]*\), the selection.s bosch_kv_saving \([0-9.]*\)$/\1 \2/p' "$T/out" >"$T/sv"
     read -r held want <"$T/sv" || fail "generate: no KV saving line"
@@ -422,6 +431,12 @@ grep -q "^continuation\|^prefill" "$T/out" && fail "generate ran past max_positi
 expect 1 "the prompt's 60 tokens + max_new 8 = 68 positions" "$BOSCH" generate $S --context 60 \
     --max-new 8 --mask "$T/a.json" --check
 expect 0 "check: the masked forward" "$BOSCH" generate $S --context 56 --max-new 8 --check
+# Without --max-new, the default is cut to the positions the prompt leaves.
+expect 0 "^max-new 4 (not 18): what the model's max_position_embeddings leaves after the prompt$" \
+    "$BOSCH" generate $S --context 60
+grep -q "at 64 tokens of capacity" "$T/out" || fail "generate: the cut default not used"
+expect 1 "the prompt's 64 tokens leave no position for a new token within the model's max_position_embeddings (64)" \
+    "$BOSCH" generate $S --context 64
 # A hybrid checkpoint (an exported directory whose config slides layers):
 # the saving reported counts the units the config fixes as sliding, and is
 # what the cache holds, with no mask and with one that slides other units.
