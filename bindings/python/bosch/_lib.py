@@ -636,6 +636,8 @@ TORCH_PROTOTYPES = {
     # hybrid checkpoints: the config's sliding window (0: none) and sliding layers
     "bosch_torch_model_sliding_window": (c_uint32, [H]),
     "bosch_torch_model_layer_sliding": (c_int, [H, c_uint32]),
+    # the config's max_position_embeddings (0: none): generate's bound
+    "bosch_torch_model_max_positions": (c_uint64, [H]),
     # mixture of experts: (m, uint32_t *experts, *per_token, *sparse_layers)
     "bosch_torch_model_experts": (c_int, [H, c_uint32_p, c_uint32_p, c_uint32_p]),
     # (m, const int32_t *tokens, batch, len, const uint8_t *masks, window, sink,

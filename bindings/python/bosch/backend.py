@@ -295,6 +295,12 @@ class Model(Handle):
         return int(tlib.bosch_torch_model_sliding_window(self._handle))
 
     @property
+    def max_positions(self) -> int:
+        """The config's max_position_embeddings (0: not given): generate()
+        refuses a prompt + max_new beyond it."""
+        return int(tlib.bosch_torch_model_max_positions(self._handle))
+
+    @property
     def sliding_layers(self) -> list[bool]:
         """Per layer: whether the config makes it sliding (those units are
         fixed SWA in :meth:`problem`)."""

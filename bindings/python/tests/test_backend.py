@@ -331,25 +331,32 @@ def test_forward(model):
 def test_generate_through_the_kv_cache(model, task):
     # The task's first sample continued through the hybrid KV cache under a
     # mask of 12 sliding units: the tokens of a greedy loop over the masked
-    # forward; the bytes held as the mask says.
+    # forward; the bytes held as the mask says. Its 255 tokens + 12 new ones
+    # would pass the organism's 256 positions (refused, before any forward):
+    # the first 244 continue.
     s = task.sample(0)
     assert len(s.prompt) == task.prompt_len_of(0) and s.answer and s.max_new == len(s.answer) + 16
     mask = bytes([1] * 12 + [0] * 4)
-    g = model.generate(s.prompt, mask=mask, window=WINDOW, sink=SINK, max_new=12)
-    seq = list(s.prompt)
+    with pytest.raises(bosch.InvalidArgumentError,
+                       match=r"255 tokens \+ max_new 12 = 267 positions, more than the model's "
+                             r"max_position_embeddings \(256\)"):
+        model.generate(s.prompt, mask=mask, window=WINDOW, sink=SINK, max_new=12)
+    prompt = s.prompt[:244]
+    g = model.generate(prompt, mask=mask, window=WINDOW, sink=SINK, max_new=12)
+    seq = list(prompt)
     for _ in range(12):
         row = model.forward([seq], masks=[mask], window=WINDOW, sink=SINK)[0, 0]
         seq.append(max(range(len(row)), key=lambda v: row[v]))
-    assert g.tokens == seq[len(s.prompt):]
-    assert model.generate(s.prompt, mask=mask, window=WINDOW, sink=SINK, max_new=12,
+    assert g.tokens == seq[len(prompt):]
+    assert model.generate(prompt, mask=mask, window=WINDOW, sink=SINK, max_new=12,
                           reference=True).tokens == g.tokens
-    cap = len(s.prompt) + 12
+    cap = len(prompt) + 12
     per_token = 2 * 32 * 4  # keys and values, head_dim 32, f32
     assert g.kv_bytes_full == 16 * cap * per_token
     assert g.kv_bytes == (4 * cap + 12 * (WINDOW + SINK)) * per_token
     assert g.prefill_seconds >= 0 and g.decode_seconds >= 0
     # a stop token ends it, kept; errors name the problem
-    assert model.generate(s.prompt, mask=mask, window=WINDOW, sink=SINK, max_new=12,
+    assert model.generate(prompt, mask=mask, window=WINDOW, sink=SINK, max_new=12,
                           stop=[g.tokens[2]]).tokens[-1] == g.tokens[2]
     with pytest.raises(bosch.InvalidArgumentError, match="vocabulary"):
         model.generate([1, 500], max_new=2)
@@ -464,6 +471,7 @@ def test_sliding_layers_of_the_organism(model):
     # the organism's config has no sliding window: no layer slides
     assert model.sliding_window == 0
     assert model.sliding_layers == [False] * 4
+    assert model.max_positions == 256  # its config.json's max_position_embeddings
     assert model.problem().unit_fix(0, 0) is None
 
 
