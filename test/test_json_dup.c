@@ -77,6 +77,15 @@ START_TEST(long_key)
     ck_assert_uint_lt(n, sizeof d.key);
     ck_assert_str_eq(d.key + n - 3, "...");
     ck_assert(!strncmp(d.key, key, n - 3));
+    /* "x" and two-byte characters: the cut falls between two of them. */
+    char wide[300] = "x";
+    for (int i = 0; i < 100; i++)
+        strcat(wide, "\xc3\xa9");
+    snprintf(text, sizeof text, "{\"%s\": 1, \"%s\": 2}", wide, wide);
+    ck_assert_int_eq(find(text, &d), 1);
+    n = strlen(d.key);
+    ck_assert_uint_eq((n - 3) % 2, 1);
+    ck_assert_str_eq(d.key + n - 3, "...");
 }
 END_TEST
 

@@ -33,6 +33,8 @@ static void name_key(const char *text, size_t len, size_t end, struct util_json_
     for (i = 0; i < n && i < cap; i++)
         dup->key[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
     if (n > cap) {
+        while (i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80)
+            i--; /* cut at a character, not inside one */
         memcpy(dup->key + i, "...", 3);
         i += 3;
     }
