@@ -84,6 +84,16 @@ def result_line(out):
     return [line for line in out.splitlines() if line.startswith("mask ")]
 
 
+def needs_organism_and_torch():
+    """Skips a test that runs the organism on libbosch-torch without them."""
+    if not os.environ.get("BOSCH_ORGANISM"):
+        pytest.skip("BOSCH_ORGANISM not set")
+    try:
+        _lib.load_torch()
+    except ImportError:
+        pytest.skip("libbosch-torch not found")
+
+
 def test_testbed_over_ranks_is_one_process():
     direct = run(["-c", TESTBED, "-1", "direct"])
     one = run(["-c", TESTBED, "-1", "mpi"])
@@ -127,12 +137,7 @@ def test_identity_of_a_testbed_and_bad_identities():
 
 
 def test_identity_of_a_torch_evaluator():
-    if not os.environ.get("BOSCH_ORGANISM"):
-        pytest.skip("BOSCH_ORGANISM not set")
-    try:
-        _lib.load_torch()
-    except ImportError:
-        pytest.skip("libbosch-torch not found")
+    needs_organism_and_torch()
     from bosch import backend, mpi
     with backend.Checkpoint.open(os.environ["BOSCH_ORGANISM"], device="cpu", threads=1) as ck:
         ev = ck.evaluator()
@@ -148,12 +153,7 @@ def test_identity_of_a_torch_evaluator():
 
 
 def test_the_example_on_the_organism():
-    if not os.environ.get("BOSCH_ORGANISM"):
-        pytest.skip("BOSCH_ORGANISM not set")
-    try:
-        _lib.load_torch()
-    except ImportError:
-        pytest.skip("libbosch-torch not found")
+    needs_organism_and_torch()
     # one rank, two and three: requests cut differently (one sample per
     # forward everywhere), the prefix caches following the incumbent
     one = run([EXAMPLE, "--budget", "8"])
