@@ -12,6 +12,12 @@
 /* Values quoted in a message are cut here: a digest is shorter. */
 #define QUOTE_LEN 96
 
+/* How much of a value of `n` bytes a message quotes. */
+static int quoted(int n)
+{
+    return n < QUOTE_LEN ? n : QUOTE_LEN;
+}
+
 int mpi_hello_identity(struct hello *h, const struct bosch_mpi_evaluator *ev)
 {
     h->identity[0] = '\0';
@@ -74,14 +80,13 @@ static int first_difference(const char *a, int ra, const char *b, int rb, char *
         if (!find_field(b, &fa, &fb)) {
             snprintf(why, len, "rank %d evaluates another job than rank %d: %.*s is not given on "
                      "rank %d, %.*s on rank %d", rb, ra, fa.klen, fa.key, rb,
-                     fa.vlen < QUOTE_LEN ? fa.vlen : QUOTE_LEN, fa.value, ra);
+                     quoted(fa.vlen), fa.value, ra);
             return 1;
         }
         if (fa.vlen != fb.vlen || memcmp(fa.value, fb.value, (size_t)fa.vlen)) {
             snprintf(why, len, "rank %d evaluates another job than rank %d: %.*s is %.*s on rank "
-                     "%d, %.*s on rank %d", rb, ra, fa.klen, fa.key,
-                     fb.vlen < QUOTE_LEN ? fb.vlen : QUOTE_LEN, fb.value, rb,
-                     fa.vlen < QUOTE_LEN ? fa.vlen : QUOTE_LEN, fa.value, ra);
+                     "%d, %.*s on rank %d", rb, ra, fa.klen, fa.key, quoted(fb.vlen), fb.value,
+                     rb, quoted(fa.vlen), fa.value, ra);
             return 1;
         }
     }
@@ -89,7 +94,7 @@ static int first_difference(const char *a, int ra, const char *b, int rb, char *
         if (!find_field(a, &fb, &fa)) {
             snprintf(why, len, "rank %d evaluates another job than rank %d: %.*s is %.*s on rank "
                      "%d, not given on rank %d", rb, ra, fb.klen, fb.key,
-                     fb.vlen < QUOTE_LEN ? fb.vlen : QUOTE_LEN, fb.value, rb, ra);
+                     quoted(fb.vlen), fb.value, rb, ra);
             return 1;
         }
     return 0;

@@ -79,8 +79,8 @@ int mpi_hello_identity(struct hello *h, const struct bosch_mpi_evaluator *ev);
 /* Whether every rank that gives an identity gives the reference rank's
  * (the root's, else the first rank's that gives one), and every rank that
  * evaluates gives one unless `waive`: 0, or -1 with the rank and the first
- * field that differs in why_out. `evaluates(r)` per rank: all[r].status is
- * BOSCH_OK and it takes requests. */
+ * field that differs in why_out. A rank evaluates when it is a worker, or
+ * the root with `root_evaluates`. */
 int mpi_identities_agree(const struct hello *all, int size, int root_evaluates, int waive,
                          char *why_out, size_t why_len);
 
