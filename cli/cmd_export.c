@@ -4,7 +4,9 @@
  *   duo  DIR/full_attention_heads.tsv + DIR/config.json (DuoAttention, kvpress)
  *   hf   DIR/config.json: the model's config with a sliding window on the
  *        SWA layers (of the mask, or of its layer projection when the mask
- *        is head-level), DIR/bosch-mask.json (that layer-level mask) and a
+ *        is head-level) where its family's config can say so (Qwen3, Qwen2
+ *        per layer; Qwen3-MoE, Mistral all or none; Llama none; else
+ *        refused before anything is written), DIR/bosch-mask.json (that layer-level mask) and a
  *        link to every other file of the model, so DIR loads as a model.
  *   trtllm FILE.yaml: TensorRT-LLM's per-layer max_attention_window of that
  *        layer-level mask (trtllm-serve --extra_llm_api_options). */
@@ -215,8 +217,8 @@ static int export_hf(const struct settings *s, const bosch_selection *sel)
                 kept, kept == 1 ? "" : "s", s->out, kept == 1 ? "is" : "are",
                 kept == 1 ? "it" : "them");
     if (!rc) {
-        printf("wrote %s/config.json (from %s: use_sliding_window, sliding_window, layer_types, "
-               "max_window_layers)\n", s->out, config);
+        printf("wrote %s/config.json (from %s, with the window members its family reads: "
+               "docs/export.md)\n", s->out, config);
         printf("wrote %s/bosch-mask.json (the served layer-level mask%s)\n", s->out,
                lsel == sel ? "" : ", sink 0, score unmeasured");
         if (!s->config_only)

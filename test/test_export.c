@@ -709,8 +709,8 @@ END_TEST
 START_TEST(hf_window_within_positions)
 {
     const char *src = scratch_path("short-src.json");
-    scratch_write_text(src, "{\"num_hidden_layers\": 4, \"num_key_value_heads\": 2, "
-                            "\"max_position_embeddings\": 128}");
+    scratch_write_text(src, "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 4, "
+                            "\"num_key_value_heads\": 2, \"max_position_embeddings\": 128}");
     bosch_selection *s = make(4, 2, 4, "00110011");
     ck_assert_int_eq(bosch_selection_export_hf(s, src, scratch_path("short.json")),
                      BOSCH_E_INVALID);
@@ -720,7 +720,8 @@ START_TEST(hf_window_within_positions)
     ck_assert_int_eq(access(scratch_path("short.json"), F_OK), -1);
     bosch_selection *full = make(4, 2, 4, "00000000");
     ck_assert_int_eq(bosch_selection_export_hf(full, src, scratch_path("short.json")), BOSCH_OK);
-    scratch_write_text(src, "{\"num_hidden_layers\": 4, \"max_position_embeddings\": 129}");
+    scratch_write_text(src, "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 4, "
+                            "\"max_position_embeddings\": 129}");
     ck_assert_int_eq(bosch_selection_export_hf(s, src, scratch_path("short.json")), BOSCH_OK);
     bosch_selection_free(full);
     bosch_selection_free(s);
@@ -872,7 +873,8 @@ START_TEST(trtllm_windows)
     free(text);
     /* max_seq_len from the model's config.json. */
     scratch_write_text(scratch_path("cfg.json"),
-                       "{\"num_hidden_layers\": 4, \"max_position_embeddings\": 40960}");
+                       "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 4, "
+                       "\"max_position_embeddings\": 40960}");
     ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("cfg.json"), 0,
                                                    scratch_path("t.yaml")),
                      BOSCH_OK);
@@ -902,7 +904,8 @@ START_TEST(trtllm_windows)
     free(line);
     /* From the config: its max_position_embeddings, named with the file. */
     scratch_write_text(scratch_path("cfg-short.json"),
-                       "{\"num_hidden_layers\": 4, \"max_position_embeddings\": 64}");
+                       "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 4, "
+                       "\"max_position_embeddings\": 64}");
     ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("cfg-short.json"), 0,
                                                    scratch_path("t.yaml")),
                      BOSCH_E_INVALID);
@@ -953,7 +956,8 @@ START_TEST(trtllm_errors)
     bosch_selection_free(bare);
     /* A config without a usable max_position_embeddings; a missing one. */
     scratch_write_text(scratch_path("nomax.json"),
-                       "{\"num_hidden_layers\": 4, \"max_position_embeddings\": \"long\"}");
+                       "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 4, "
+                       "\"max_position_embeddings\": \"long\"}");
     ck_assert_int_eq(bosch_selection_export_trtllm(s, scratch_path("nomax.json"), 0, out),
                      BOSCH_E_CORRUPT);
     ck_assert_ptr_nonnull(strstr(bosch_selection_last_error(s), "max_position_embeddings"));

@@ -1,8 +1,10 @@
 /* bosch_selection_export_hf: a Hugging Face config.json with a sliding
- * window on the SWA layers of a layer-level selection (Qwen3Config's
- * use_sliding_window / sliding_window / layer_types / max_window_layers,
- * docs/export.md). Every other member of the source config is kept as it
- * was, in its place. */
+ * window on the SWA layers of a layer-level selection, in the members the
+ * model's family reads (docs/export.md, "Families"): Qwen3 and Qwen2
+ * per layer (use_sliding_window / sliding_window / layer_types /
+ * max_window_layers), Qwen3-MoE and Mistral all layers or none, Llama none.
+ * Every other member of the source config is kept as it was, in its
+ * place; a selection the family's config cannot express is refused. */
 #include "bosch/bosch.h"
 
 #include <errno.h>
@@ -76,27 +78,7 @@ int sel_read_config(const bosch_selection *s, const char *path, const char *fn,
     return BOSCH_OK;
 }
 
-/* Qwen3MoeForCausalLM: transformers' Qwen3MoeConfig has no per-layer
- * windows (use_sliding_window slides every layer; layer_types is ignored). */
-static int is_moe_config(json_object *cfg)
-{
-    json_object *v;
-    if (json_object_object_get_ex(cfg, "model_type", &v) &&
-        json_object_is_type(v, json_type_string) &&
-        strcmp(json_object_get_string(v), "qwen3_moe") == 0)
-        return 1;
-    if (json_object_object_get_ex(cfg, "architectures", &v) &&
-        json_object_is_type(v, json_type_array))
-        for (size_t i = 0; i < json_object_array_length(v); i++) {
-            json_object *a = json_object_array_get_idx(v, i);
-            if (a && json_object_is_type(a, json_type_string) &&
-                strcmp(json_object_get_string(a), "Qwen3MoeForCausalLM") == 0)
-                return 1;
-        }
-    return 0;
-}
-
-/* The four members Qwen3Config reads for per-layer windows
+/* The four members Qwen3Config and Qwen2Config read for per-layer windows
  * (use_sliding_window false only for a Qwen3-MoE config of no sliding
  * layer: there it says whether every layer slides). */
 static int set_window_members(const bosch_selection *s, json_object *cfg, int use_sliding_window)
@@ -145,6 +127,67 @@ int sel_check_layer_export(const bosch_selection *s, const char *fn, const char 
     return BOSCH_OK;
 }
 
+/* Where a family's config cannot say what the selection slides: the
+ * reason, or NULL when it can (docs/export.md, "Families"). */
+static const char *inexpressible(const struct sel_family *fam, uint32_t sliding, uint32_t layers)
+{
+    const int some = sliding > 0 && sliding < layers;
+    switch (fam->hf) {
+    case SEL_HF_USE_SLIDING_ALL:
+        return some ? "whose sliding window is all layers or none in transformers "
+                      "(use_sliding_window; layer_types is ignored)"
+                    : NULL;
+    case SEL_HF_WINDOW_ALL:
+        return some ? "whose one sliding_window applies to every layer in transformers "
+                      "(MistralConfig has no per-layer windows; layer_types is ignored): a "
+                      "config can serve a selection that slides all layers or none"
+                    : NULL;
+    case SEL_HF_NO_WINDOW:
+        return sliding ? "and LlamaConfig has no sliding window: transformers' Llama attends "
+                         "to every key whatever a config says, so no config can serve a "
+                         "sliding layer"
+                       : NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* The members the family reads for its windows, set in cfg. */
+static int set_family_members(const bosch_selection *s, const struct sel_family *fam,
+                              json_object *cfg, uint32_t sliding)
+{
+    if (fam->hf == SEL_HF_NO_WINDOW) /* no sliding layer: the config as it was */
+        return BOSCH_OK;
+    if (fam->hf == SEL_HF_WINDOW_ALL) { /* Mistral: a window, or null for none */
+        json_object *w = sliding ? json_object_new_int64((int64_t)s->kv_window) : NULL;
+        if (sliding && !w)
+            return BOSCH_E_NOMEM;
+        return json_object_object_add(cfg, "sliding_window", w) ? BOSCH_E_NOMEM : BOSCH_OK;
+    }
+    return set_window_members(s, cfg, fam->hf == SEL_HF_PER_LAYER || sliding > 0);
+}
+
+/* The family's checks and members, after the shape's. */
+static int apply_family(const bosch_selection *s, json_object *cfg, const char *source_config,
+                        const char *fn)
+{
+    const struct sel_family *fam;
+    int rc = sel_config_family(s, cfg, source_config, fn, &fam);
+    if (rc)
+        return rc;
+    const uint32_t sliding = sel_sliding_layers(s);
+    const char *why = inexpressible(fam, sliding, s->layers);
+    if (why)
+        return sel_fail(s, BOSCH_E_INVALID,
+                        "%s: %s is a %s config, %s; the selection slides %u of %u layers: "
+                        "serve it with the trtllm or duo export (bosch export --format "
+                        "trtllm|duo) or with bosch.hf.apply (Python)",
+                        fn, source_config, fam->arch, why, sliding, s->layers);
+    if (set_family_members(s, fam, cfg, sliding) != BOSCH_OK)
+        return sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
+    return BOSCH_OK;
+}
+
 int sel_hf_config_text(const bosch_selection *s, const char *source_config, const char *fn,
                        char **text)
 {
@@ -158,16 +201,8 @@ int sel_hf_config_text(const bosch_selection *s, const char *source_config, cons
     const uint64_t positions = sel_config_max_positions(cfg);
     if (!rc && positions)
         rc = sel_check_window_slides(s, fn, positions, "max_position_embeddings", source_config);
-    const int moe = rc == BOSCH_OK && is_moe_config(cfg);
-    const uint32_t sliding = sel_sliding_layers(s);
-    if (moe && sliding > 0 && sliding < s->layers)
-        rc = sel_fail(s, BOSCH_E_INVALID,
-                      "%s: %s is a Qwen3MoeForCausalLM config, whose sliding window is all "
-                      "layers or none in transformers (use_sliding_window; layer_types is "
-                      "ignored); the selection slides %u of %u layers",
-                      fn, source_config, sliding, s->layers);
-    if (rc == BOSCH_OK && set_window_members(s, cfg, !moe || sliding > 0) != BOSCH_OK)
-        rc = sel_fail(s, BOSCH_E_NOMEM, "%s: out of memory", fn);
+    if (!rc)
+        rc = apply_family(s, cfg, source_config, fn);
     const char *json = rc ? NULL : json_object_to_json_string_ext(cfg, JSON_FLAGS);
     size_t n = json ? strlen(json) : 0;
     if (rc == BOSCH_OK && (!json || !(*text = malloc(n + 2))))

@@ -18,9 +18,9 @@
 
 #define FN "bosch_selection_export_trtllm"
 
-/* The model's config.json: checked against the selection's shape; its
- * max_position_embeddings in *max_seq_len unless one is given. A status
- * after sel_fail. */
+/* The model's config.json: checked against the selection's shape and for a
+ * known family; its max_position_embeddings in *max_seq_len unless one is
+ * given. A status after sel_fail. */
 static int read_model_config(const bosch_selection *s, const char *path, uint64_t *max_seq_len)
 {
     json_object *cfg = NULL;
@@ -28,6 +28,11 @@ static int read_model_config(const bosch_selection *s, const char *path, uint64_
     if (rc)
         return rc;
     rc = sel_check_config_shape(s, cfg, path, FN);
+    /* Every family serves per-layer windows here: the family is checked so
+     * that a model the export does not know is refused by name. */
+    const struct sel_family *fam;
+    if (!rc)
+        rc = sel_config_family(s, cfg, path, FN, &fam);
     const uint64_t positions = sel_config_max_positions(cfg);
     if (!rc && !*max_seq_len && !positions)
         rc = sel_fail(s, BOSCH_E_CORRUPT,

@@ -120,6 +120,26 @@ int sel_put_json(FILE *f, const bosch_selection *s, const char *fn);
  * present) differ from the selection's. */
 int sel_check_config_shape(const bosch_selection *s, struct json_object *cfg, const char *path,
                            const char *fn);
+/* What a family's transformers 5 config can say about sliding windows
+ * (config_family.c; docs/export.md). */
+enum sel_hf_windows {
+    SEL_HF_PER_LAYER,       /* use_sliding_window, sliding_window, layer_types: Qwen3, Qwen2 */
+    SEL_HF_USE_SLIDING_ALL, /* use_sliding_window slides every layer or none: Qwen3-MoE */
+    SEL_HF_WINDOW_ALL,      /* sliding_window (or null) for every layer: Mistral */
+    SEL_HF_NO_WINDOW        /* no sliding window at all: Llama */
+};
+struct sel_family {
+    const char *arch;       /* "Qwen3ForCausalLM", as in config.json's architectures */
+    const char *model_type; /* "qwen3" */
+    enum sel_hf_windows hf;
+};
+/* The family of a model's config.json in *out (static): its architectures
+ * (every entry the same known one) and model_type, either may be absent but
+ * not both, and they must agree. BOSCH_E_INVALID naming an unknown
+ * architecture or model type with the supported ones, BOSCH_E_CORRUPT for
+ * members of the wrong type; after sel_fail naming `fn`. */
+int sel_config_family(const bosch_selection *s, struct json_object *cfg, const char *path,
+                      const char *fn, const struct sel_family **out);
 /* max_position_embeddings when a positive integer, else 0. */
 uint64_t sel_config_max_positions(struct json_object *cfg);
 /* Layers whose first unit is SWA (of a layer-level selection: its sliding
