@@ -273,18 +273,29 @@ BOSCH_API bosch_selection *bosch_selection_project_layers(const bosch_selection 
 BOSCH_API int bosch_selection_export_duo(const bosch_selection *s, const char *dir);
 /* A Hugging Face config.json that slides the SWA layers of a layer-level
  * selection: the JSON object of `source_config` (the model's config.json)
- * with every member kept in place, and use_sliding_window true,
- * sliding_window = the recorded window, layer_types one "sliding_attention"
- * or "full_attention" per layer, max_window_layers = the number of leading
- * full layers (Qwen3Config ignores it when layer_types is given), written
+ * with every member kept in place and the window members its family reads
+ * set (docs/export.md, "Families"; the family from architectures and
+ * model_type: Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2ForCausalLM,
+ * MistralForCausalLM, LlamaForCausalLM). Qwen3 and Qwen2: use_sliding_window
+ * true, sliding_window = the recorded window, layer_types one
+ * "sliding_attention" or "full_attention" per layer, max_window_layers =
+ * the number of leading full layers (ignored when layer_types is given);
+ * Qwen3-MoE: the same, use_sliding_window true only when every layer slides;
+ * Mistral: sliding_window only (the window, or null when no layer slides);
+ * Llama: none (the config as it was). Written
  * to `out_config` (which may be `source_config`). No sink tokens are kept:
  * the served KV saving is bosch_kv_saving(ratio, context, window, 0).
  * BOSCH_E_INVALID for NULL arguments, no KV-saving record, a window of 0 or
  * above 2^31-1, a window not below the source's max_position_embeddings
- * (when present) while some layer slides (such a window sees every key), or
- * a head-level selection (export bosch_selection_project_layers() of it);
+ * (when present) while some layer slides (such a window sees every key),
+ * a head-level selection (export bosch_selection_project_layers() of it),
+ * an architecture or model_type of no family above (named, with the
+ * supported ones), or a selection the family's config cannot express
+ * (Qwen3-MoE and Mistral: some layers sliding but not all; Llama: any
+ * sliding layer; the message names why and what serves it);
  * BOSCH_E_IO when a file cannot be read or written; BOSCH_E_CORRUPT when
- * the source is not a JSON object or has no integer num_hidden_layers;
+ * the source is not a JSON object, has no integer num_hidden_layers, or
+ * an architectures or model_type member of the wrong type;
  * BOSCH_E_MISMATCH (the message naming both shapes) when its
  * num_hidden_layers, num_key_value_heads or num_attention_heads (the last
  * two when present) differ from the selection's shape. Nothing is written
@@ -326,8 +337,10 @@ BOSCH_API int bosch_selection_export_hf_dir(const bosch_selection *s, const char
  * sliding_window does), max_seq_len for a full one. `max_seq_len` 0 takes
  * the model's max_position_embeddings from `model_config` (its
  * config.json; may be NULL when max_seq_len is given). A `model_config`
- * given is checked against the selection's shape, as by
- * bosch_selection_export_hf (BOSCH_E_MISMATCH naming both shapes). No sink
+ * given is checked against the selection's shape and family, as by
+ * bosch_selection_export_hf (BOSCH_E_MISMATCH naming both shapes;
+ * BOSCH_E_INVALID for an unknown family); every known family is served,
+ * its config's own sliding layers and window giving way to the mask's. No sink
  * tokens (the PyTorch backend serves none): the served KV saving is
  * bosch_kv_saving(ratio, context, window, 0). Written atomically; nothing
  * is written on failure.

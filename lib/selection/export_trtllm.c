@@ -6,7 +6,11 @@
  * col > row - W), as Hugging Face's sliding_window and libbosch's window
  * do, so a sliding layer's entry is the recorded window itself; a full
  * layer's is max_seq_len (larger values are clamped to it). A window of
- * max_seq_len or more would slide over nothing: refused. */
+ * max_seq_len or more would slide over nothing: refused. Every family the
+ * exports know is served (config_family.c); a config's own sliding layers
+ * and window (Qwen2/Qwen3 layer_types, Mistral's sliding_window) are not
+ * read: the file gives every layer's window, the mask's (docs/export.md,
+ * "Families"). */
 #include "bosch/bosch.h"
 
 #include <json-c/json.h>

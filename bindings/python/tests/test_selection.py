@@ -191,7 +191,8 @@ def test_exports(tmp_path):
     proj.export_trtllm(tmp_path / "trt.yaml", max_seq_len=4096)
     lines = (tmp_path / "trt.yaml").read_text().splitlines()
     assert lines[-2:] == ["kv_cache_config:", "  max_attention_window: [4096, 4096, 128, 128]"]
-    src.write_text(json.dumps({"num_hidden_layers": 4, "max_position_embeddings": 40960}))
+    src.write_text(json.dumps({"num_hidden_layers": 4, "max_position_embeddings": 40960,
+                               "model_type": "qwen3"}))
     proj.export_trtllm(tmp_path / "trt.yaml", model_config=src)
     assert "[40960, 40960, 128, 128]" in (tmp_path / "trt.yaml").read_text()
     with pytest.raises(bosch.InvalidArgumentError):
