@@ -58,11 +58,15 @@ BOSCH_TEXT_API void bosch_text_free(void *p);
 /* ------------------------------------------------------------------------ */
 typedef struct bosch_tokenizer bosch_tokenizer;
 
-/* Reads a Hugging Face tokenizer.json: model BPE with a byte-level
- * pre-tokenizer and decoder (the GPT-2 / Qwen2 / Qwen3 family), an optional
- * NFC/NFD/NFKC/NFKD normalizer, Split pre-tokenizers with a regex, merges as
- * "a b" strings or [a, b] pairs, added and special tokens. Anything else is
- * refused by name. NULL on failure (BOSCH_E_IO: unreadable file;
+/* Reads a Hugging Face tokenizer.json: model BPE, either byte-level (a
+ * ByteLevel pre-tokenizer and decoder: GPT-2, Qwen2/Qwen3, Llama 3,
+ * SmolLM2) or SentencePiece-style (U+2581 for a space by a Prepend/Replace
+ * normalizer or a Metaspace pre-tokenizer, <0xNN> byte fallback, an unknown
+ * token: Llama 2, Mistral); NFC/NFD/NFKC/NFKD normalizers, Split and Digits
+ * pre-tokenizers, merges as "a b" strings or [a, b] pairs, added and special
+ * tokens, a TemplateProcessing post-processor (its `single` template:
+ * BOSCH_TOKENIZE_ADD_SPECIAL). docs/tokenizer.md has the subset. Anything
+ * else is refused by name. NULL on failure (BOSCH_E_IO: unreadable file;
  * BOSCH_E_INVALID: malformed JSON or an unsupported field, named with its
  * JSON path). */
 BOSCH_TEXT_API bosch_tokenizer *bosch_tokenizer_open(const char *path);
@@ -75,14 +79,20 @@ enum bosch_tokenizer_flags {
      * (default: they become their ids, as Hugging Face does). */
     BOSCH_TOKENIZE_NO_SPECIAL = 1u << 0,
     /* decode: leave out special tokens. */
-    BOSCH_DECODE_SKIP_SPECIAL = 1u << 1
+    BOSCH_DECODE_SKIP_SPECIAL = 1u << 1,
+    /* encode: add the special tokens of the post-processor's template
+     * (TemplateProcessing's `single`: Llama 2's <s>, Llama 3's
+     * <|begin_of_text|>), as Hugging Face's encode does by default
+     * (add_special_tokens=True). Without it none is added: a prompt rendered
+     * by a chat format already holds its BOS as text. */
+    BOSCH_TOKENIZE_ADD_SPECIAL = 1u << 2
 };
 
 /* Encodes `len` bytes of UTF-8 `text` into *ids (*n of them; allocated,
  * bosch_text_free). Invalid UTF-8 is read as WHATWG's decoder reads it (each
  * maximal invalid subsequence becomes U+FFFD), so a byte string gives the
  * ids a browser or Node.js would; a leading BOM stays text (U+FEFF). No
- * BOS/EOS is added (Qwen3 adds none). Long input is cached per call, never
+ * BOS/EOS is added unless flags hold BOSCH_TOKENIZE_ADD_SPECIAL. Long input is cached per call, never
  * across calls (docs/tokenizer.md).
  * BOSCH_E_INVALID for NULL arguments (text may be NULL when len is 0). */
 BOSCH_TEXT_API int bosch_tokenizer_encode(const bosch_tokenizer *tok, const char *text,
@@ -94,6 +104,13 @@ BOSCH_TEXT_API int bosch_tokenizer_encode(const bosch_tokenizer *tok, const char
  * BOSCH_E_INVALID for an id outside the vocabulary. */
 BOSCH_TEXT_API int bosch_tokenizer_decode(const bosch_tokenizer *tok, const int32_t *ids,
                                           size_t n, unsigned flags, char **text, size_t *len);
+/* The special tokens BOSCH_TOKENIZE_ADD_SPECIAL puts before and after the
+ * text (the post-processor's `single` template; none for Qwen3): pointers
+ * into the tokenizer, counts possibly 0. BOSCH_E_INVALID for NULL
+ * arguments. */
+BOSCH_TEXT_API int bosch_tokenizer_template(const bosch_tokenizer *tok, const int32_t **before,
+                                            size_t *n_before, const int32_t **after,
+                                            size_t *n_after);
 /* Number of ids: one past the largest id of the vocabulary and the added
  * tokens. */
 BOSCH_TEXT_API uint32_t bosch_tokenizer_vocab_size(const bosch_tokenizer *tok);

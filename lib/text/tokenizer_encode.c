@@ -3,6 +3,7 @@
  * working memory is per call: a loaded tokenizer is shared read-only. */
 #include "text/tokenizer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ struct enc {
     struct text_buf norm;        /* the normalized segment (and prefix spaces) */
     struct tok_spans a, b;       /* pieces between pre-tokenizer steps */
     struct tok_ids ids;
+    int first; /* the segment being encoded is the input's first section */
 };
 
 static void enc_free(struct enc *e)
@@ -49,13 +51,14 @@ static int encode_plain(struct enc *e, const char *s, size_t n)
     if (tok_spans_push(&e->a, 0, n))
         return BOSCH_E_NOMEM;
     for (size_t k = 0; k < t->n_pretok; k++) {
-        int st = tok_pretok_apply(&t->pretok[k], &e->mc, &e->norm, &e->a, &e->b);
+        int st = tok_pretok_apply(&t->pretok[k], &e->mc, &e->norm, &e->a, &e->b, e->first);
         if (st)
             return st;
         struct tok_spans x = e->a;
         e->a = e->b;
         e->b = x;
     }
+    e->bpe.call_start = e->ids.n;
     for (size_t i = 0; i < e->a.n; i++) {
         const char *w = e->norm.data + e->a.v[i].off;
         size_t len = e->a.v[i].len;
@@ -99,6 +102,8 @@ static int split_added(struct enc *e, const char *s, size_t n, int normalized,
             seg_start += tok_trim_start(s + seg_start, seg_end - seg_start);
         if (k >= 0 && t->added[k].lstrip)
             seg_end = seg_start + tok_trim_end(s + seg_start, seg_end - seg_start);
+        if (!normalized) /* sections are counted in the raw text */
+            e->first = pos == 0;
         if (seg_end > seg_start) {
             int st = plain(e, s + seg_start, seg_end - seg_start);
             if (st)
@@ -135,11 +140,14 @@ BOSCH_TEXT_API int bosch_tokenizer_encode(const bosch_tokenizer *tok, const char
         return BOSCH_E_INVALID;
     *ids = NULL;
     *n = 0;
-    struct enc e = {.tok = tok};
+    struct enc e = {.tok = tok, .first = 1};
     struct text_buf clean = {0};
     int st = tok_match_ctx_init(&e.mc);
-    if (!st && len > 1024 && !(e.cache = calloc(WC_SLOTS, sizeof *e.cache)))
+    /* (a SentencePiece-style word is a whole section: nothing to cache) */
+    if (!st && len > 1024 && tok->bytelevel && !(e.cache = calloc(WC_SLOTS, sizeof *e.cache)))
         st = BOSCH_E_NOMEM;
+    for (size_t i = 0; i < tok->n_pre && !st && (flags & BOSCH_TOKENIZE_ADD_SPECIAL); i++)
+        st = tok_ids_push(&e.ids, tok->tmpl_pre[i]);
     if (!st && tok_utf8_valid_prefix(text, len) != len) {
         st = tok_utf8_sanitize(&clean, text, len);
         text = clean.data;
@@ -157,6 +165,8 @@ BOSCH_TEXT_API int bosch_tokenizer_encode(const bosch_tokenizer *tok, const char
         }
     }
     text_buf_free(&clean);
+    for (size_t i = 0; i < tok->n_post && !st && (flags & BOSCH_TOKENIZE_ADD_SPECIAL); i++)
+        st = tok_ids_push(&e.ids, tok->tmpl_post[i]);
     if (!st) {
         /* an empty result is still an allocation the caller frees */
         *ids = e.ids.v ? e.ids.v : malloc(sizeof(int32_t));
@@ -169,10 +179,32 @@ BOSCH_TEXT_API int bosch_tokenizer_encode(const bosch_tokenizer *tok, const char
     return st;
 }
 
+/* A SentencePiece-style token: <0xNN> is its byte, U+2581 a space. */
+static int spiece_bytes(const bosch_tokenizer *t, int32_t id, struct text_buf *bytes)
+{
+    const char *s = t->strs[id];
+    size_t n = t->lens[id];
+    unsigned b;
+    if (n == 6 && !memcmp(s, "<0x", 3) && s[5] == '>' && sscanf(s + 3, "%2x", &b) == 1 &&
+        b < 256 && t->fallback_id[b] == id) {
+        char c = (char)b;
+        return text_buf_add(bytes, &c, 1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        int mark = i + 3 <= n && !memcmp(s + i, "\xe2\x96\x81", 3);
+        if (mark ? text_buf_add(bytes, " ", 1) : text_buf_add(bytes, s + i, 1))
+            return BOSCH_E_NOMEM;
+        i += mark ? 2 : 0;
+    }
+    return BOSCH_OK;
+}
+
 /* The bytes of a vocabulary token: each alphabet character to its byte; a
  * character outside the alphabet stays as it is (as HF's decoder does). */
 static int token_bytes(const bosch_tokenizer *t, int32_t id, struct text_buf *bytes)
 {
+    if (t->decoder == TOK_DEC_SPIECE)
+        return spiece_bytes(t, id, bytes);
     const unsigned char *s = (const unsigned char *)t->strs[id];
     size_t i = 0, n = t->lens[id];
     while (i < n) {
@@ -219,6 +251,12 @@ BOSCH_TEXT_API int bosch_tokenizer_decode(const bosch_tokenizer *tok, const int3
         text_buf_free(&out);
         return st;
     }
+    /* SentencePiece's Strip: the leading spaces of the whole text */
+    size_t cut = 0;
+    while (cut < (size_t)tok->strip_start && cut < out.len && out.data[cut] == ' ')
+        cut++;
+    memmove(out.data, out.data + cut, out.len - cut + 1);
+    out.len -= cut;
     *text = out.data;
     *len = out.len;
     return BOSCH_OK;
@@ -281,5 +319,18 @@ BOSCH_TEXT_API int bosch_tokenizer_stop_ids(const bosch_tokenizer *tok, uint32_t
         if (ends_continuation(tok, (int32_t)i))
             out[(*n)++] = (int32_t)i;
     *ids = out;
+    return BOSCH_OK;
+}
+
+BOSCH_TEXT_API int bosch_tokenizer_template(const bosch_tokenizer *tok, const int32_t **before,
+                                            size_t *n_before, const int32_t **after,
+                                            size_t *n_after)
+{
+    if (!tok || !before || !n_before || !after || !n_after)
+        return BOSCH_E_INVALID;
+    *before = tok->tmpl_pre;
+    *n_before = tok->n_pre;
+    *after = tok->tmpl_post;
+    *n_after = tok->n_post;
     return BOSCH_OK;
 }

@@ -65,3 +65,19 @@ const char *tok_type_of(struct tok_load *L, json_object *o, const char *path)
     }
     return json_object_get_string(ty);
 }
+
+/* An optional string member (absent or null: *out NULL). */
+int tok_opt_string(struct tok_load *L, json_object *o, const char *key, const char *path,
+                   const char **out, size_t *len)
+{
+    json_object *v = tok_member(o, key);
+    *out = NULL;
+    *len = 0;
+    if (!v)
+        return BOSCH_OK;
+    if (!json_object_is_type(v, json_type_string))
+        return FAIL(L, "%s.%s: expected string, got %s", path, key, tok_type_name(v));
+    *out = json_object_get_string(v);
+    *len = (size_t)json_object_get_string_len(v);
+    return BOSCH_OK;
+}

@@ -26,12 +26,19 @@ int tok_want_type(struct tok_load *L, json_object *o, json_type t, const char *p
 /* An optional boolean member (absent or null: dflt). */
 int tok_opt_bool(struct tok_load *L, json_object *o, const char *key, const char *path, int dflt,
                  int *out);
+/* An optional string member (absent or null: *out NULL, *len 0). */
+int tok_opt_string(struct tok_load *L, json_object *o, const char *key, const char *path,
+                   const char **out, size_t *len);
 /* The "type" string of an object, or NULL after a failure. */
 const char *tok_type_of(struct tok_load *L, json_object *o, const char *path);
 
-/* tokenizer_pipeline.c: normalizer, pre_tokenizer, decoder/post_processor. */
+/* tokenizer_pipeline.c: normalizer, pre_tokenizer. */
 int tok_load_normalizer(struct tok_load *L, json_object *o, const char *path, int depth);
 int tok_load_pretok(struct tok_load *L, json_object *o, const char *path, int depth);
-int tok_check_bytelevel(struct tok_load *L, json_object *o, const char *path, int required);
+/* tokenizer_post.c: the kind of model the pre-tokenizers make (byte-level
+ * or SentencePiece-style) checked against the model, the decoder and the
+ * post-processor (its template of special tokens). After the model, the
+ * added tokens and the pipeline are loaded. */
+int tok_load_finish(struct tok_load *L, json_object *root);
 
 #endif

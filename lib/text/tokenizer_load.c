@@ -189,13 +189,11 @@ static int load_model(struct tok_load *L, json_object *model)
     const char *ty = type ? json_object_get_string(type) : "BPE";
     if (strcmp(ty, "BPE"))
         return FAIL(L, "model.type: \"%.40s\" is not supported (only BPE)", ty);
-    int fallback, fuse;
-    if (tok_opt_bool(L, model, "byte_fallback", "model", 0, &fallback) ||
-        tok_opt_bool(L, model, "ignore_merges", "model", 0, &L->tok->ignore_merges) ||
-        tok_opt_bool(L, model, "fuse_unk", "model", 0, &fuse))
+    bosch_tokenizer *t = L->tok;
+    if (tok_opt_bool(L, model, "byte_fallback", "model", 0, &t->byte_fallback) ||
+        tok_opt_bool(L, model, "ignore_merges", "model", 0, &t->ignore_merges) ||
+        tok_opt_bool(L, model, "fuse_unk", "model", 0, &t->fuse_unk))
         return L->status;
-    if (fallback)
-        return FAIL(L, "model.byte_fallback: true is not supported");
     json_object *drop = tok_member(model, "dropout");
     if (drop && !(json_object_is_type(drop, json_type_double) ||
                   json_object_is_type(drop, json_type_int)))
@@ -205,13 +203,18 @@ static int load_model(struct tok_load *L, json_object *model)
     if (check_null_or_empty(L, model, "continuing_subword_prefix") ||
         check_null_or_empty(L, model, "end_of_word_suffix"))
         return L->status;
-    if (tok_member(model, "unk_token"))
-        return FAIL(L, "model.unk_token: not supported (byte-level BPE needs none)");
+    const char *unk;
+    size_t unk_len;
+    if (tok_opt_string(L, model, "unk_token", "model", &unk, &unk_len))
+        return L->status;
     json_object *vocab = tok_member(model, "vocab");
     if (!vocab)
         return FAIL(L, "model.vocab: missing");
     if (load_vocab(L, vocab) || load_merges(L, tok_member(model, "merges")))
         return L->status;
+    t->unk_id = unk ? tok_strmap_get(&t->vocab, t->strs, t->lens, unk, unk_len) : -1;
+    if (unk && t->unk_id < 0)
+        return FAIL(L, "model.unk_token: \"%.60s\" is not in model.vocab", unk);
     return BOSCH_OK;
 }
 
@@ -287,17 +290,7 @@ static int load_all(struct tok_load *L, json_object *root)
         tok_load_normalizer(L, tok_member(root, "normalizer"), "normalizer", 0))
         return L->status;
     json_object *pre = tok_member(root, "pre_tokenizer");
-    if (!pre)
-        return FAIL(L, "pre_tokenizer: missing (a ByteLevel pre-tokenizer is needed)");
-    if (tok_load_pretok(L, pre, "pre_tokenizer", 0))
-        return L->status;
-    if (!t->n_pretok || t->pretok[t->n_pretok - 1].kind != TOK_PRE_BYTELEVEL)
-        return FAIL(L, "pre_tokenizer: must end with ByteLevel (a byte-level BPE)");
-    for (size_t i = 0; i + 1 < t->n_pretok; i++)
-        if (t->pretok[i].kind == TOK_PRE_BYTELEVEL)
-            return FAIL(L, "pre_tokenizer: ByteLevel must be the last pre-tokenizer");
-    if (tok_check_bytelevel(L, tok_member(root, "decoder"), "decoder", 1) ||
-        tok_check_bytelevel(L, tok_member(root, "post_processor"), "post_processor", 0))
+    if ((pre && tok_load_pretok(L, pre, "pre_tokenizer", 0)) || tok_load_finish(L, root))
         return L->status;
     json_object *trunc = tok_member(root, "truncation"), *pad = tok_member(root, "padding");
     if (trunc || pad)

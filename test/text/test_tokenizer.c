@@ -346,9 +346,13 @@ START_TEST(malformed_model)
                   "model.merges[1]: \"z\" is not in model.vocab");
     REFUSED_MODEL("{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1},\"merges\":[\"a b\"]}",
                   "model.merges[0]: the merged token \"ab\" is not in model.vocab");
-    REFUSED_MODEL("{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"byte_fallback\":true}", "model.byte_fallback");
+    REFUSED_MODEL("{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"byte_fallback\":true}",
+                  "model.byte_fallback: true is not supported with ByteLevel");
     REFUSED_MODEL("{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"dropout\":0.1}", "model.dropout");
-    REFUSED_MODEL("{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"unk_token\":\"a\"}", "model.unk_token");
+    REFUSED_MODEL("{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"unk_token\":\"a\"}",
+                  "model.unk_token: not supported with ByteLevel");
+    REFUSED_MODEL("{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"unk_token\":\"<unk>\"}",
+                  "model.unk_token: \"<unk>\" is not in model.vocab");
     REFUSED_MODEL("{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"ignore_merges\":1}",
                   "model.ignore_merges: expected boolean");
 }
@@ -426,8 +430,14 @@ START_TEST(malformed_parts)
                 "\"invert\":true},{\"type\":\"ByteLevel\"}]}", bl),
       "pretokenizers[0].invert: true is not supported");
     R(make_json(MODEL_OK, ADDED_OK, "null", "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"a\"},"
-                "\"behavior\":\"Isolated\"}", bl), "pre_tokenizer: must end with ByteLevel");
-    R(make_json(MODEL_OK, ADDED_OK, "null", "null", bl), "pre_tokenizer: missing");
+                "\"behavior\":\"Isolated\"}", bl),
+      "pre_tokenizer: without ByteLevel (a SentencePiece-style BPE) only null or Metaspace");
+    R(make_json(MODEL_OK, ADDED_OK, "null", "{\"type\":\"Sequence\",\"pretokenizers\":["
+                "{\"type\":\"ByteLevel\"},{\"type\":\"Split\",\"pattern\":{\"Regex\":\"a\"},"
+                "\"behavior\":\"Isolated\"}]}", bl), "pre_tokenizer: must end with ByteLevel");
+    /* no pre-tokenizer: SentencePiece-style, which GPT-2's decoder does not fit */
+    R(make_json(MODEL_OK, ADDED_OK, "null", "null", bl),
+      "decoder.type: \"ByteLevel\" is not supported without ByteLevel");
     R(make_json(MODEL_OK, ADDED_OK, "null", PRE_OK, "{\"type\":\"WordPiece\"}"),
       "decoder.type: \"WordPiece\" is not supported");
     R(make_json(MODEL_OK, ADDED_OK, "null", PRE_OK, "null"), "decoder: missing");

@@ -3,6 +3,8 @@
  * the reference's ids.txt, document by document; checks that decode gives
  * back every document that is valid UTF-8, as Qwen3's NFC normalizer leaves
  * it (nfc.bin, normalized by node's String.normalize).
+ * Encodes with BOSCH_TOKENIZE_ADD_SPECIAL, as the reference encodes by
+ * default (add_special_tokens: the post-processor's template).
  *   tokenizer_parity TOKENIZER.json CORPUS.bin IDS.txt [NFC.bin]
  * (without NFC.bin: ids only, for a variant whose decode is not the input). */
 #include <bosch/text.h>
@@ -136,7 +138,7 @@ int main(int argc, char **argv)
         line = eol + 1;
         int32_t *ids;
         size_t n;
-        if (bosch_tokenizer_encode(tok, doc, len, 0, &ids, &n) != BOSCH_OK) {
+        if (bosch_tokenizer_encode(tok, doc, len, BOSCH_TOKENIZE_ADD_SPECIAL, &ids, &n) != BOSCH_OK) {
             fprintf(stderr, "document %zu: encode failed\n", docs);
             return 1;
         }
