@@ -51,7 +51,7 @@ struct settings {
     const char *dtype;   /* auto|f32|bf16|f16 */
     char metric_buf[16]; /* storage of a metric read from a mask file (eval) */
     const char *tokenizer; /* tokenize */
-    int decode, no_special, skip_special;
+    int decode, no_special, no_add_special, skip_special;
     const char *format;  /* export: duo|hf|trtllm */
     int config_only;     /* export --config-only */
     unsigned max_seq_len; /* export --max-seq-len (trtllm; 0: the model's) */

@@ -1,6 +1,8 @@
 /* bosch tokenize --tokenizer FILE: UTF-8 text on stdin to one JSON array of
- * ids on stdout; --decode reads a JSON array of ids and prints their text.
- * For checking prompts; libbosch-text does the work. */
+ * ids on stdout, with the BOS/EOS of the tokenizer's post-processor as
+ * Hugging Face adds them (a note on stderr names them; --no-add-special:
+ * none); --decode reads a JSON array of ids and prints their text. For
+ * checking prompts; libbosch-text does the work. */
 #include <bosch/text.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -48,6 +50,32 @@ static char *read_stdin(size_t *n)
     return b;
 }
 
+/* The tokens of ids[0..n), space-separated, into buf. */
+static void names(const bosch_tokenizer *tok, const int32_t *ids, size_t n, char *buf, size_t cap)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && at < cap; i++) {
+        int w = snprintf(buf + at, cap - at, "%s%s", i ? " " : "", bosch_tokenizer_token(tok, ids[i]));
+        at += w > 0 ? (size_t)w : 0;
+    }
+}
+
+/* Says on stderr which special tokens BOSCH_TOKENIZE_ADD_SPECIAL added
+ * (nothing when the tokenizer adds none, Qwen3's). */
+static void note_added(const bosch_tokenizer *tok)
+{
+    const int32_t *pre, *post;
+    size_t np, nq;
+    char a[256], b[256];
+    if (bosch_tokenizer_template(tok, &pre, &np, &post, &nq) || (!np && !nq))
+        return;
+    names(tok, pre, np, a, sizeof a);
+    names(tok, post, nq, b, sizeof b);
+    fprintf(stderr, "bosch: tokenize: special tokens added: %s%s%s%s%s (--no-add-special: none)\n",
+            a, np ? " at start" : "", np && nq ? ", " : "", b, nq ? " at end" : "");
+}
+
 static int encode(const bosch_tokenizer *tok, const char *in, size_t n, unsigned flags)
 {
     int32_t *ids;
@@ -62,6 +90,8 @@ static int encode(const bosch_tokenizer *tok, const char *in, size_t n, unsigned
         printf(i ? ",%d" : "%d", ids[i]);
     puts("]");
     bosch_text_free(ids);
+    if (flags & BOSCH_TOKENIZE_ADD_SPECIAL)
+        note_added(tok);
     return EXIT_OK;
 }
 
@@ -131,8 +161,9 @@ int cmd_tokenize(int argc, char **argv)
         errorf("tokenize: --tokenizer FILE is required (a tokenizer.json)");
         return EXIT_USAGE;
     }
-    if (s.decode ? s.no_special : s.skip_special) {
-        errorf("tokenize: %s", s.decode ? "--no-special is for encoding (decode: --skip-special)"
+    if (s.decode ? s.no_special || s.no_add_special : s.skip_special) {
+        errorf("tokenize: %s", s.decode ? "--no-special and --no-add-special are for encoding "
+                                          "(decode: --skip-special)"
                                         : "--skip-special needs --decode");
         return EXIT_USAGE;
     }
@@ -148,7 +179,8 @@ int cmd_tokenize(int argc, char **argv)
         return EXIT_ERROR;
     }
     rc = s.decode ? decode(tok, in, n, s.skip_special ? BOSCH_DECODE_SKIP_SPECIAL : 0)
-                  : encode(tok, in, n, s.no_special ? BOSCH_TOKENIZE_NO_SPECIAL : 0);
+                  : encode(tok, in, n, (s.no_special ? BOSCH_TOKENIZE_NO_SPECIAL : 0) |
+                                           (s.no_add_special ? 0 : BOSCH_TOKENIZE_ADD_SPECIAL));
     free(in);
     bosch_tokenizer_free(tok);
     if (rc == EXIT_OK && fflush(stdout)) {

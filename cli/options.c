@@ -14,7 +14,7 @@
 enum opt_id {
     O_MODEL = 256, O_TASK, O_NIAH, O_CONTEXT, O_SAMPLES, O_NEEDLES, O_KEYLEN, O_VALLEN,
     O_RATIO, O_WINDOW, O_SINK, O_SEED, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH,
-    O_NOCACHE, O_CACHEFULL, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_SKIPSPECIAL, O_DTYPE,
+    O_NOCACHE, O_CACHEFULL, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_NOADDSPECIAL, O_SKIPSPECIAL, O_DTYPE,
     O_FORMAT, O_CONFIGONLY, O_PRIORS, O_FWDSAMPLES, O_MAXSEQ, O_PROMPT, O_SAMPLE, O_MAXNEW,
     O_RAW, O_CHECK
 };
@@ -112,6 +112,9 @@ static const struct cli_option options[] = {
      "--decode           read a JSON array of ids, print their text"},
     {"no-special", no_argument, O_NOSPECIAL, CMD_TOKENIZE, SEC_TOKENIZE,
      "--no-special       encode special tokens in the text as plain text"},
+    {"no-add-special", no_argument, O_NOADDSPECIAL, CMD_TOKENIZE, SEC_TOKENIZE,
+     "--no-add-special   add no BOS/EOS (by default those of the tokenizer's\n"
+     "                     post-processor are added, as Hugging Face's encode does)"},
     {"skip-special", no_argument, O_SKIPSPECIAL, CMD_TOKENIZE, SEC_TOKENIZE,
      "--skip-special     with --decode: leave special tokens out"},
     {"format", required_argument, O_FORMAT, CMD_EXPORT, SEC_EXPORT,
@@ -307,6 +310,7 @@ static const char *apply_run_option(struct settings *s, int id, const char *arg)
     case O_TOKENIZER: s->tokenizer = arg; return *arg ? NULL : "--tokenizer";
     case O_DECODE: s->decode = 1; return NULL;
     case O_NOSPECIAL: s->no_special = 1; return NULL;
+    case O_NOADDSPECIAL: s->no_add_special = 1; return NULL;
     case O_SKIPSPECIAL: s->skip_special = 1; return NULL;
     case O_FORMAT:
         s->format = arg;

@@ -211,6 +211,17 @@ JSON
     [ "$(cat "$T/text")" = "aba" ] || fail "tokenize --skip-special: got '$(cat "$T/text")'"
     printf '<|end|>' | "$BOSCH" tokenize --tokenizer "$T/tok.json" --no-special >"$T/ids"
     [ "$(cat "$T/ids")" = "[5,6]" ] || fail "tokenize --no-special: got $(cat "$T/ids")"
+    # a post-processor's BOS (TemplateProcessing): added and named on stderr
+    sed 's/"decoder":/"post_processor": { "type": "TemplateProcessing", "single": [ { "SpecialToken": { "id": "<|end|>", "type_id": 0 } }, { "Sequence": { "id": "A", "type_id": 0 } } ], "special_tokens": { "<|end|>": { "id": "<|end|>", "ids": [7], "tokens": ["<|end|>"] } } },\n  "decoder":/' \
+        "$T/tok.json" >"$T/tok-bos.json"
+    printf 'ab' | "$BOSCH" tokenize --tokenizer "$T/tok-bos.json" >"$T/ids" 2>"$T/err" ||
+        { cat "$T/err" >&2; fail "tokenize (BOS) exited non-zero"; }
+    [ "$(cat "$T/ids")" = "[7,3]" ] || fail "tokenize (BOS): got $(cat "$T/ids")"
+    grep -q "special tokens added: <|end|> at start" "$T/err" ||
+        fail "tokenize (BOS): no note on stderr: $(cat "$T/err")"
+    printf 'ab' | "$BOSCH" tokenize --tokenizer "$T/tok-bos.json" --no-add-special >"$T/ids" 2>&1
+    [ "$(cat "$T/ids")" = "[3]" ] || fail "tokenize --no-add-special: got $(cat "$T/ids")"
+    expect 2 "are for encoding" "$BOSCH" tokenize --tokenizer "$T/tok.json" --decode --no-add-special
     expect 2 "tokenize: --tokenizer FILE is required" "$BOSCH" tokenize
     expect 2 "tokenize: unknown option '--budget'" "$BOSCH" tokenize --budget 3
     expect 2 "needs --decode" "$BOSCH" tokenize --tokenizer "$T/tok.json" --skip-special
