@@ -158,7 +158,7 @@ int main(int argc, char **argv)
             bosch_text_task_free(t);
             /* The same generation, counted. */
             struct counted cc = {tok, 0, 0};
-            struct ruler_counter rcnt = {count_tokens, &cc};
+            struct ruler_counter rcnt = {count_tokens, &cc, BOSCH_CHAT_QWEN3};
             bosch_text_task *t2 = NULL;
             char err[256];
             if (ruler_generate(&rcnt, &p, &t2, NULL, err, sizeof err) != BOSCH_OK) {

@@ -29,8 +29,9 @@ struct prompt {
     char what[160];
 };
 
-/* --prompt TEXT: one user turn in Qwen3's chat format with the
- * non-thinking generation prompt (--raw: the text as it is). */
+/* --prompt TEXT: one user turn in the chat format of the tokenizer's family
+ * (bosch_chat_style_for; Qwen3's with the non-thinking generation prompt)
+ * (--raw: the text as it is, after the BOS/EOS its post-processor adds). */
 static int encode_prompt(const struct settings *s, const bosch_tokenizer *tok, struct prompt *p)
 {
     char *text = NULL;
@@ -43,12 +44,19 @@ static int encode_prompt(const struct settings *s, const bosch_tokenizer *tok, s
     }
     if (!s->raw) {
         struct bosch_chat_message m = {"user", s->prompt};
-        if ((rc = bosch_chat_format_qwen3(&m, 1, BOSCH_CHAT_GENERATION_PROMPT, &text, &len))) {
+        enum bosch_chat_style style = bosch_chat_style_for(tok);
+        if (!style) {
+            errorf("generate: the tokenizer has no chat format libbosch-text knows (Qwen3, "
+                   "ChatML, Llama 3); --raw gives the prompt as it is");
+            return EXIT_ERROR;
+        }
+        if ((rc = bosch_chat_format(style, &m, 1, BOSCH_CHAT_GENERATION_PROMPT, &text, &len))) {
             errorf("generate: rendering the prompt: %s", bosch_strerror(rc));
             return EXIT_ERROR;
         }
     }
-    rc = bosch_tokenizer_encode(tok, text ? text : s->prompt, len, 0, &p->owned, &p->n);
+    rc = bosch_tokenizer_encode(tok, text ? text : s->prompt, len,
+                                s->raw ? BOSCH_TOKENIZE_ADD_SPECIAL : 0, &p->owned, &p->n);
     bosch_text_free(text);
     if (rc || p->n == 0) {
         /* A byte-level BPE drops the bytes it has no token for: a prompt of

@@ -137,7 +137,8 @@ static const struct cli_option options[] = {
      "--config-only      hf: write config.json (and bosch-mask.json), link nothing"},
     {"prompt", required_argument, O_PROMPT, CMD_GENERATE, SEC_GENERATE,
      "--prompt TEXT      the prompt (needs the model's tokenizer): one user turn in\n"
-     "                     Qwen3's chat format, non-thinking (default: the task's sample)"},
+     "                     the chat format of the tokenizer's family (Qwen3's:\n"
+     "                     non-thinking; ChatML; Llama 3's) (default: the task's sample)"},
     {"raw", no_argument, O_RAW, CMD_GENERATE, SEC_GENERATE,
      "--raw              --prompt as plain text, without chat markup"},
     {"sample", required_argument, O_SAMPLE, CMD_GENERATE, SEC_GENERATE,

@@ -135,7 +135,7 @@ BOSCH_TEXT_API int bosch_tokenizer_stop_ids(const bosch_tokenizer *tok, uint32_t
                                             int32_t **ids, size_t *n);
 
 /* ------------------------------------------------------------------------ */
-/* Chat format (Qwen3)                                                       */
+/* Chat formats (Qwen3, ChatML, Llama 3)                                     */
 /* ------------------------------------------------------------------------ */
 struct bosch_chat_message {
     const char *role;    /* "system", "user" or "assistant" */
@@ -158,17 +158,49 @@ enum bosch_chat_flags {
 BOSCH_TEXT_API int bosch_chat_format_qwen3(const struct bosch_chat_message *messages, size_t n,
                                            unsigned flags, char **text, size_t *len);
 
+/* The chat formats libbosch-text renders, as each family's chat_template
+ * renders system/user/assistant messages without tools. */
+enum bosch_chat_style {
+    BOSCH_CHAT_NONE = 0,   /* none known (Llama 2, a base GPT-2) */
+    BOSCH_CHAT_QWEN3 = 1,  /* Qwen3's: ChatML with think blocks (bosch_chat_format_qwen3) */
+    BOSCH_CHAT_CHATML = 2, /* "<|im_start|>ROLE\nCONTENT<|im_end|>\n" (Qwen2, SmolLM2);
+                            * generation prompt "<|im_start|>assistant\n"; no default
+                            * system message (give one) */
+    BOSCH_CHAT_LLAMA3 = 3  /* Llama 3's: "<|begin_of_text|>" before the first message,
+                            * "<|start_header_id|>ROLE<|end_header_id|>\n\n" + CONTENT
+                            * trimmed + "<|eot_id|>"; generation prompt
+                            * "<|start_header_id|>assistant<|end_header_id|>\n\n" */
+};
+/* The format of a tokenizer's family, recognised by its added tokens:
+ * <|start_header_id|>, <|end_header_id|>, <|eot_id|> and <|begin_of_text|>:
+ * Llama 3; <|im_start|> and <|im_end|> with <think> and </think>: Qwen3;
+ * without them: ChatML. BOSCH_CHAT_NONE otherwise (or for NULL). */
+BOSCH_TEXT_API enum bosch_chat_style bosch_chat_style_for(const bosch_tokenizer *tok);
+/* "qwen3", "chatml", "llama3"; NULL for BOSCH_CHAT_NONE or an unknown value. */
+BOSCH_TEXT_API const char *bosch_chat_style_name(enum bosch_chat_style style);
+/* The style of a name above; BOSCH_CHAT_NONE for any other (or NULL). */
+BOSCH_TEXT_API enum bosch_chat_style bosch_chat_style_parse(const char *name);
+/* Renders a conversation in `style` (as bosch_chat_format_qwen3 for
+ * BOSCH_CHAT_QWEN3; BOSCH_CHAT_THINKING applies to Qwen3 only, the others
+ * have no think block). BOSCH_E_INVALID for BOSCH_CHAT_NONE or an unknown
+ * style, an unknown role, NULL arguments. */
+BOSCH_TEXT_API int bosch_chat_format(enum bosch_chat_style style,
+                                     const struct bosch_chat_message *messages, size_t n,
+                                     unsigned flags, char **text, size_t *len);
+
 /* ------------------------------------------------------------------------ */
 /* Text tasks                                                                */
 /* ------------------------------------------------------------------------ */
-/* A sample is a prompt (plain text, or chat messages rendered with Qwen3's
- * format and the non-thinking generation prompt) followed by an optional
- * answer prefix, and the answer strings that a correct continuation holds.
- * JSON Lines, one object per line:
+/* A sample is a prompt (plain text, or chat messages rendered in the
+ * sample's chat format, Qwen3's unless given, with the generation prompt,
+ * Qwen3's non-thinking one) followed by an optional answer prefix, and the
+ * answer strings that a correct continuation holds. JSON Lines, one object
+ * per line:
  *   {"text": "...", "answers": ["...", ...]}
  *   {"messages": [{"role": "user", "content": "..."}, ...], "answers": [...]}
  * with optional "answer_prefix" (string, appended after the prompt, default
- * "") and "max_new_tokens" (int > 0, default: enough for the answers). */
+ * "") and "max_new_tokens" (int > 0, default: enough for the answers), and
+ * for messages "chat_format" ("qwen3" (default), "chatml", "llama3"). */
 typedef struct bosch_text_task bosch_text_task;
 
 BOSCH_TEXT_API bosch_text_task *bosch_text_task_read_jsonl(const char *path);
@@ -179,6 +211,16 @@ BOSCH_TEXT_API size_t bosch_text_task_samples(const bosch_text_task *t);
  * `chat_flags` (enum bosch_chat_flags) apply to samples given as messages. */
 BOSCH_TEXT_API int bosch_text_task_prompt(const bosch_text_task *t, size_t i,
                                           unsigned chat_flags, char **text, size_t *len);
+/* The chat format of sample i (BOSCH_CHAT_NONE for a plain-text sample or
+ * an index out of range). */
+BOSCH_TEXT_API enum bosch_chat_style bosch_text_task_chat_style(const bosch_text_task *t,
+                                                               size_t i);
+/* Sets the chat format of every sample given as messages (a task read from
+ * JSON Lines without "chat_format", for another family's model: e.g.
+ * bosch_chat_style_for(tok)). Not while other threads use the task.
+ * BOSCH_E_INVALID for NULL or BOSCH_CHAT_NONE / an unknown style. */
+BOSCH_TEXT_API int bosch_text_task_set_chat_style(bosch_text_task *t,
+                                                  enum bosch_chat_style style);
 /* Answers of sample i; the strings belong to the task. */
 BOSCH_TEXT_API size_t bosch_text_task_answers(const bosch_text_task *t, size_t i);
 BOSCH_TEXT_API const char *bosch_text_task_answer(const bosch_text_task *t, size_t i, size_t j);
@@ -211,7 +253,9 @@ struct bosch_text_ruler_params {
     uint64_t seed;        /* calibration and held-out sets: different seeds */
     double depth_min;     /* needle depths spread over [depth_min, depth_max] */
     double depth_max;     /*   (fractions of the haystack; default 0 and 1) */
-    int chat;             /* non-zero (default): one user turn in Qwen3's chat format */
+    int chat;             /* non-zero (default): one user turn in the chat format of the
+                           * tokenizer's family (bosch_chat_style_for; refused when it has
+                           * none); 0: plain text */
 };
 /* Fills the defaults (task "niah_single_1", context 4096, 10 samples, seed
  * 0, depths 0..1, chat on). */

@@ -12,6 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+int ruler_chat_style(const struct ruler_counter *c)
+{
+    return c->chat_style ? c->chat_style : BOSCH_CHAT_QWEN3;
+}
+
 int ruler_generate(const struct ruler_counter *c, const struct bosch_text_ruler_params *p,
                    bosch_text_task **out, struct ruler_info **info, char *err, size_t errlen)
 {
@@ -84,9 +89,15 @@ BOSCH_TEXT_API bosch_text_task *bosch_text_ruler_create(const bosch_tokenizer *t
         text_create_fail(BOSCH_E_INVALID, "bosch_text_ruler_create: tokenizer is NULL");
         return NULL;
     }
-    struct ruler_counter c = {tokenizer_count, (void *)tok};
+    struct ruler_counter c = {tokenizer_count, (void *)tok, bosch_chat_style_for(tok)};
     bosch_text_task *t = NULL;
     char err[256];
+    if (p && p->chat && !c.chat_style) {
+        text_create_fail(BOSCH_E_INVALID, "bosch_text_ruler_create: the tokenizer has no chat "
+                         "format libbosch-text knows (Qwen3, ChatML, Llama 3: its added tokens "
+                         "name none); set chat = 0 for a plain-text prompt");
+        return NULL;
+    }
     int st = ruler_generate(&c, p, &t, NULL, err, sizeof err);
     if (st != BOSCH_OK) {
         text_create_fail(st, "bosch_text_ruler_create: %s", err);

@@ -9,7 +9,10 @@
 struct ruler_counter {
     int (*count)(void *ctx, const char *s, size_t n, size_t *tokens);
     void *ctx;
+    int chat_style; /* the chat format of the prompts (params' chat); 0: Qwen3's */
 };
+/* The counter's chat format (enum bosch_chat_style). */
+int ruler_chat_style(const struct ruler_counter *c);
 
 #define RULER_MAX_NEEDLES 16
 

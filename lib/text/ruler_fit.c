@@ -52,7 +52,8 @@ static int build(struct gen *g, struct sample *s, size_t n, size_t *tokens)
         struct bosch_chat_message m = {"user", b->data};
         char *chat = NULL;
         size_t len = 0;
-        st = bosch_chat_format_qwen3(&m, 1, BOSCH_CHAT_GENERATION_PROMPT, &chat, &len);
+        st = bosch_chat_format(ruler_chat_style(g->c), &m, 1, BOSCH_CHAT_GENERATION_PROMPT,
+                               &chat, &len);
         if (st == BOSCH_OK)
             st = text_buf_add(&s->prompt, chat, len);
         free(chat);

@@ -169,10 +169,11 @@ int ruler_make_sample(struct gen *g, struct sample *s, struct text_rng *r, size_
     }
     if (p->chat) {
         struct bosch_chat_message m = {"user", s->input.data};
-        st = text_task_add(task, NULL, &m, 1, s->answers, s->n_answers, s->prefix,
+        st = text_task_add(task, NULL, &m, 1, ruler_chat_style(g->c), s->answers, s->n_answers,
+                           s->prefix,
                            RULER_MAX_NEW_TOKENS);
     } else
-        st = text_task_add(task, s->input.data, NULL, 0, s->answers, s->n_answers, s->prefix,
+        st = text_task_add(task, s->input.data, NULL, 0, 0, s->answers, s->n_answers, s->prefix,
                            RULER_MAX_NEW_TOKENS);
     return st;
 }

@@ -15,6 +15,7 @@ struct text_sample {
     char *text; /* plain prompt, or NULL when given as messages */
     struct bosch_chat_message *messages;
     size_t n_messages;
+    int style; /* enum bosch_chat_style of the messages */
     char **answers;
     size_t n_answers;
     char *answer_prefix; /* NULL: not given */
@@ -60,11 +61,12 @@ BOSCH_TEXT_API void bosch_text_task_free(bosch_text_task *t)
 }
 
 int text_task_add(bosch_text_task *t, const char *text,
-                  const struct bosch_chat_message *messages, size_t n_messages,
+                  const struct bosch_chat_message *messages, size_t n_messages, int style,
                   const char *const *answers, size_t n_answers, const char *answer_prefix,
                   uint32_t max_new_tokens)
 {
-    if (!t || (!text) == (!n_messages) || (n_messages && !messages) || !n_answers || !answers)
+    if (!t || (!text) == (!n_messages) || (n_messages && !messages) || !n_answers || !answers ||
+        (n_messages && !bosch_chat_style_name(style)))
         return BOSCH_E_INVALID;
     for (size_t i = 0; i < n_messages; i++)
         if (!text_known_role(messages[i].role) || !messages[i].content)
@@ -82,6 +84,7 @@ int text_task_add(bosch_text_task *t, const char *text,
     }
     struct text_sample *s = &t->s[t->n];
     memset(s, 0, sizeof *s);
+    s->style = n_messages ? style : BOSCH_CHAT_NONE;
     int ok = 1;
     if (text)
         ok = (s->text = strdup(text)) != NULL;
@@ -163,6 +166,9 @@ static json_object *sample_json(const struct text_sample *s)
     }
     if (ok && s->answer_prefix)
         ok = add_str(o, "answer_prefix", s->answer_prefix) == BOSCH_OK;
+    /* Qwen3's, the default, is not written: such files read as before */
+    if (ok && s->n_messages && s->style != BOSCH_CHAT_QWEN3)
+        ok = add_str(o, "chat_format", bosch_chat_style_name(s->style)) == BOSCH_OK;
     if (ok && s->max_new_tokens) {
         json_object *v = json_object_new_int64(s->max_new_tokens);
         ok = v && !json_object_object_add(o, "max_new_tokens", v);
@@ -225,9 +231,9 @@ BOSCH_TEXT_API int bosch_text_task_prompt(const bosch_text_task *t, size_t i, un
         size_t n = 0;
         /* The prompt always ends with the assistant's turn opened: the
          * model continues it. */
-        st = bosch_chat_format_qwen3(s->messages, s->n_messages,
-                                     BOSCH_CHAT_GENERATION_PROMPT | (chat_flags & BOSCH_CHAT_THINKING),
-                                     &chat, &n);
+        st = bosch_chat_format(s->style, s->messages, s->n_messages,
+                               BOSCH_CHAT_GENERATION_PROMPT | (chat_flags & BOSCH_CHAT_THINKING),
+                               &chat, &n);
         if (st == BOSCH_OK) {
             b.data = chat;
             b.len = b.cap = n;
@@ -242,6 +248,23 @@ BOSCH_TEXT_API int bosch_text_task_prompt(const bosch_text_task *t, size_t i, un
     }
     *text = b.data;
     *len = b.len;
+    return BOSCH_OK;
+}
+
+BOSCH_TEXT_API enum bosch_chat_style bosch_text_task_chat_style(const bosch_text_task *t,
+                                                               size_t i)
+{
+    return t && i < t->n ? (enum bosch_chat_style)t->s[i].style : BOSCH_CHAT_NONE;
+}
+
+BOSCH_TEXT_API int bosch_text_task_set_chat_style(bosch_text_task *t,
+                                                  enum bosch_chat_style style)
+{
+    if (!t || !bosch_chat_style_name(style))
+        return BOSCH_E_INVALID;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->s[i].n_messages)
+            t->s[i].style = style;
     return BOSCH_OK;
 }
 

@@ -178,6 +178,7 @@ static int add_object(bosch_text_task *t, json_object *o, char *err, size_t errl
         return BOSCH_E_INVALID;
     }
     json_object *text = NULL, *messages = NULL, *answers = NULL, *prefix = NULL, *mnt = NULL;
+    json_object *format = NULL;
     json_object_object_foreach(o, key, val)
     {
         if (!strcmp(key, "text"))
@@ -190,6 +191,8 @@ static int add_object(bosch_text_task *t, json_object *o, char *err, size_t errl
             prefix = val;
         else if (!strcmp(key, "max_new_tokens"))
             mnt = val;
+        else if (!strcmp(key, "chat_format"))
+            format = val;
         else {
             snprintf(err, errlen, "unknown field \"%.64s\"", key);
             return BOSCH_E_INVALID;
@@ -209,6 +212,21 @@ static int add_object(bosch_text_task *t, json_object *o, char *err, size_t errl
     const char *text_s = NULL;
     if (has_text && !(text_s = get_string(text, "\"text\"", err, errlen)))
         return BOSCH_E_INVALID;
+    int style = BOSCH_CHAT_QWEN3;
+    if (json_object_object_get_ex(o, "chat_format", NULL)) {
+        const char *f = get_string(format, "\"chat_format\"", err, errlen);
+        if (!f)
+            return BOSCH_E_INVALID;
+        if (has_text) {
+            snprintf(err, errlen, "\"chat_format\" with \"text\" (it formats \"messages\")");
+            return BOSCH_E_INVALID;
+        }
+        if (!(style = bosch_chat_style_parse(f))) {
+            snprintf(err, errlen, "\"chat_format\": \"%.40s\" is not one of qwen3, chatml, llama3",
+                     f);
+            return BOSCH_E_INVALID;
+        }
+    }
 
     struct bosch_chat_message *msgs = NULL;
     size_t n_msgs = 0, n_ans = 0;
@@ -224,7 +242,7 @@ static int add_object(bosch_text_task *t, json_object *o, char *err, size_t errl
     if (st == BOSCH_OK)
         st = read_max_new(o, mnt, &max_new, err, errlen);
     if (st == BOSCH_OK)
-        st = text_task_add(t, text_s, msgs, n_msgs, ans, n_ans, prefix_s, max_new);
+        st = text_task_add(t, text_s, msgs, n_msgs, style, ans, n_ans, prefix_s, max_new);
     free(msgs);
     free(ans);
     return st;

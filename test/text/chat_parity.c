@@ -1,7 +1,8 @@
 /* C side of chat-parity: renders each conversation of conversations.json
- * with bosch_chat_format_qwen3 and requires the bytes that
- * reference/chat.mjs rendered with the real template.
- *   chat_parity CONVERSATIONS.json RENDERED.json */
+ * with bosch_chat_format in STYLE (default qwen3: bosch_chat_format_qwen3)
+ * and requires the bytes that reference/chat.mjs rendered with the real
+ * template.
+ *   chat_parity CONVERSATIONS.json RENDERED.json [STYLE] */
 #include <bosch/text.h>
 
 #include <json-c/json.h>
@@ -22,8 +23,10 @@ static unsigned flags_of(json_object *c)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s CONVERSATIONS.json RENDERED.json\n", argv[0]);
+    enum bosch_chat_style style = argc == 4 ? bosch_chat_style_parse(argv[3]) : BOSCH_CHAT_QWEN3;
+    if ((argc != 3 && argc != 4) || !style) {
+        fprintf(stderr, "usage: %s CONVERSATIONS.json RENDERED.json [qwen3|chatml|llama3]\n",
+                argv[0]);
         return 2;
     }
     json_object *convs = json_object_from_file(argv[1]), *want = json_object_from_file(argv[2]);
@@ -49,8 +52,11 @@ int main(int argc, char **argv)
         json_object *w = json_object_array_get_idx(want, i);
         const char *ws = json_object_get_string(w);
         size_t wl = (size_t)json_object_get_string_len(w);
-        if (bosch_chat_format_qwen3(mv, m, flags_of(c), &s, &len) != BOSCH_OK) {
-            fprintf(stderr, "conversation %zu: bosch_chat_format_qwen3 failed\n", i);
+        int st = style == BOSCH_CHAT_QWEN3 ? bosch_chat_format_qwen3(mv, m, flags_of(c), &s, &len)
+                                           : bosch_chat_format(style, mv, m, flags_of(c), &s, &len);
+        if (st != BOSCH_OK) {
+            fprintf(stderr, "conversation %zu: bosch_chat_format (%s) failed\n", i,
+                    bosch_chat_style_name(style));
             bad++;
             continue;
         }
@@ -64,8 +70,8 @@ int main(int argc, char **argv)
         }
         bosch_text_free(s);
     }
-    printf("chat parity: %zu conversations, %zu identical to the template's rendering\n", n,
-           n - bad);
+    printf("chat parity (%s): %zu conversations, %zu identical to the template's rendering\n",
+           bosch_chat_style_name(style), n, n - bad);
     json_object_put(convs);
     json_object_put(want);
     return bad || !n ? 1 : 0;

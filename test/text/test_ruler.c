@@ -51,7 +51,7 @@ static bosch_text_task *gen(const char *task, uint32_t context, uint32_t samples
     p.samples = samples;
     p.seed = seed;
     p.chat = chat;
-    struct ruler_counter c = {count_words, w};
+    struct ruler_counter c = {count_words, w, BOSCH_CHAT_QWEN3};
     bosch_text_task *t = NULL;
     char err[256];
     int st = ruler_generate(&c, &p, &t, info, err, sizeof err);
@@ -228,7 +228,7 @@ START_TEST(depths)
     p.chat = 0;
     p.depth_min = 0.2;
     p.depth_max = 0.8;
-    struct ruler_counter c = {count_words, NULL};
+    struct ruler_counter c = {count_words, NULL, BOSCH_CHAT_QWEN3};
     bosch_text_task *t = NULL;
     struct ruler_info *info = NULL;
     char err[256];
@@ -288,7 +288,7 @@ END_TEST
 
 static void expect_fail(struct bosch_text_ruler_params *p, const char *why)
 {
-    struct ruler_counter c = {count_words, NULL};
+    struct ruler_counter c = {count_words, NULL, BOSCH_CHAT_QWEN3};
     bosch_text_task *t = NULL;
     char err[256];
     ck_assert_int_eq(ruler_generate(&c, p, &t, NULL, err, sizeof err), BOSCH_E_INVALID);

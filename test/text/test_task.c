@@ -23,6 +23,10 @@ static void remove_dir(void)
     unlink(p);
     snprintf(p, sizeof p, "%s/b.jsonl", dir);
     unlink(p);
+    snprintf(p, sizeof p, "%s/c.jsonl", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/c2.jsonl", dir);
+    unlink(p);
     rmdir(dir);
 }
 
@@ -168,7 +172,57 @@ static const struct bad {
      "key \"text\" is given twice"},
     {"{\"messages\": [{\"role\": \"user\", \"content\": \"a\", \"role\": \"system\"}], "
      "\"answers\": [\"1\"]}\n", 0, 1, "key \"role\" is given twice"},
+    {"{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}], \"answers\": [\"1\"], "
+     "\"chat_format\": \"llama2\"}\n", 0, 1,
+     "\"chat_format\": \"llama2\" is not one of qwen3, chatml, llama3"},
+    {"{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}], \"answers\": [\"1\"], "
+     "\"chat_format\": 3}\n", 0, 1, "\"chat_format\" must be a string"},
+    {"{\"text\": \"a\", \"answers\": [\"1\"], \"chat_format\": \"chatml\"}\n", 0, 1,
+     "\"chat_format\" with \"text\""},
 };
+
+/* "chat_format": the sample's messages in ChatML or Llama 3's format; kept
+ * by a round trip; set for a whole task. */
+START_TEST(chat_formats)
+{
+    make_dir();
+    static const char src[] =
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"answers\": [\"1\"], "
+        "\"chat_format\": \"llama3\"}\n"
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"answers\": [\"1\"]}\n"
+        "{\"text\": \"plain\", \"answers\": [\"1\"]}\n";
+    bosch_text_task *t = bosch_text_task_read_jsonl(write_file("c.jsonl", src, strlen(src)));
+    ck_assert_msg(t, "%s", bosch_text_create_error());
+    ck_assert_int_eq(bosch_text_task_chat_style(t, 0), BOSCH_CHAT_LLAMA3);
+    ck_assert_int_eq(bosch_text_task_chat_style(t, 1), BOSCH_CHAT_QWEN3);
+    ck_assert_int_eq(bosch_text_task_chat_style(t, 2), BOSCH_CHAT_NONE);
+    ck_assert_int_eq(bosch_text_task_chat_style(t, 3), BOSCH_CHAT_NONE);
+    char *p;
+    size_t n;
+    ck_assert_int_eq(bosch_text_task_prompt(t, 0, 0, &p, &n), BOSCH_OK);
+    ck_assert_str_eq(p, "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                        "<|start_header_id|>assistant<|end_header_id|>\n\n");
+    bosch_text_free(p);
+    char b[128];
+    snprintf(b, sizeof b, "%s/c2.jsonl", dir);
+    ck_assert_int_eq(bosch_text_task_write_jsonl(t, b), BOSCH_OK);
+    bosch_text_task *u = bosch_text_task_read_jsonl(b);
+    ck_assert_msg(u, "%s", bosch_text_create_error());
+    ck_assert_int_eq(bosch_text_task_chat_style(u, 0), BOSCH_CHAT_LLAMA3);
+    ck_assert_int_eq(bosch_text_task_chat_style(u, 1), BOSCH_CHAT_QWEN3);
+    ck_assert_int_eq(bosch_text_task_set_chat_style(u, BOSCH_CHAT_CHATML), BOSCH_OK);
+    ck_assert_int_eq(bosch_text_task_chat_style(u, 0), BOSCH_CHAT_CHATML);
+    ck_assert_int_eq(bosch_text_task_chat_style(u, 2), BOSCH_CHAT_NONE);
+    ck_assert_int_eq(bosch_text_task_prompt(u, 1, 0, &p, &n), BOSCH_OK);
+    ck_assert_str_eq(p, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+    bosch_text_free(p);
+    ck_assert_int_eq(bosch_text_task_set_chat_style(u, BOSCH_CHAT_NONE), BOSCH_E_INVALID);
+    ck_assert_int_eq(bosch_text_task_set_chat_style(NULL, BOSCH_CHAT_QWEN3), BOSCH_E_INVALID);
+    bosch_text_task_free(u);
+    bosch_text_task_free(t);
+    remove_dir();
+}
+END_TEST
 
 START_TEST(malformed)
 {
@@ -231,6 +285,7 @@ int main(void)
     Suite *s = suite_create("text-task");
     TCase *tc = tcase_create("task");
     tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, chat_formats);
     tcase_add_loop_test(tc, malformed, 0, (int)(sizeof bads / sizeof bads[0]));
     tcase_add_test(tc, files);
     tcase_add_test(tc, match_all);
