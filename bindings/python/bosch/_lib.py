@@ -583,6 +583,18 @@ TEXT_PROTOTYPES = {
     # (const struct bosch_chat_message *, n, flags, char **text, size_t *len)
     "bosch_chat_format_qwen3": (c_int, [POINTER(ChatMessage), c_size_t, ctypes.c_uint,
                                         c_void_pp, c_size_t_p]),
+    # (tok, const int32_t **before, size_t *, const int32_t **after, size_t *)
+    "bosch_tokenizer_template": (c_int, [H, POINTER(c_int32_p), c_size_t_p, POINTER(c_int32_p),
+                                         c_size_t_p]),
+    # enum bosch_chat_style as an int
+    "bosch_chat_style_for": (c_int, [H]),
+    "bosch_chat_style_name": (c_char_p, [c_int]),
+    "bosch_chat_style_parse": (c_int, [c_char_p]),
+    # (style, const struct bosch_chat_message *, n, flags, char **text, size_t *len)
+    "bosch_chat_format": (c_int, [c_int, POINTER(ChatMessage), c_size_t, ctypes.c_uint,
+                                  c_void_pp, c_size_t_p]),
+    "bosch_text_task_chat_style": (c_int, [H, c_size_t]),
+    "bosch_text_task_set_chat_style": (c_int, [H, c_int]),
     "bosch_text_task_read_jsonl": (H, [c_char_p]),
     "bosch_text_task_write_jsonl": (c_int, [H, c_char_p]),
     "bosch_text_task_samples": (c_size_t, [H]),

@@ -1,6 +1,7 @@
-"""bosch.text: libbosch-text (bosch/text.h) - the byte-level BPE tokenizer of
-the Qwen2/Qwen3 family, Qwen3's chat format, text tasks (JSON Lines) and
-RULER's needle-in-a-haystack tasks.
+"""bosch.text: libbosch-text (bosch/text.h) - the BPE tokenizer of the
+Qwen2/Qwen3, Llama 3, Llama 2 / Mistral and SmolLM2 families, their chat
+formats (Qwen3's, ChatML, Llama 3's), text tasks (JSON Lines) and RULER's
+needle-in-a-haystack tasks.
 
 libbosch-text is loaded when this module is first imported (see
 ``bosch._lib`` for the lookup); it needs neither libtorch nor the search
@@ -10,6 +11,7 @@ with it alone. Importing this module without the library raises
 
     tok = bosch.text.Tokenizer("Qwen3-8B/tokenizer.json")
     ids = tok.encode("Hello")                   # list of ids
+    tok.chat_style                              # ChatStyle.QWEN3, from its added tokens
     task = bosch.text.TextTask.ruler(tok, "niah_single_1", context=4096, samples=10)
     task.prompt(0), task.answers(0), task.target(0)
 """
@@ -28,19 +30,44 @@ from .errors import ErrorCode, check_status, error_for_status
 tlib, library_path = _lib.load_text()
 
 __all__ = ["Tokenizer", "TextTask", "chat_format", "match_all", "RULER_TASKS", "TokenizeFlag",
-           "ChatFlag", "library_path", "create_error"]
+           "ChatFlag", "ChatStyle", "library_path", "create_error"]
 
 
 class TokenizeFlag(enum.IntFlag):
     """enum bosch_tokenizer_flags."""
     NO_SPECIAL = 1 << 0
     SKIP_SPECIAL = 1 << 1
+    ADD_SPECIAL = 1 << 2
 
 
 class ChatFlag(enum.IntFlag):
     """enum bosch_chat_flags."""
     GENERATION_PROMPT = 1 << 0
     THINKING = 1 << 1
+
+
+class ChatStyle(enum.IntEnum):
+    """enum bosch_chat_style: the chat formats libbosch-text renders."""
+    NONE = 0
+    QWEN3 = 1
+    CHATML = 2
+    LLAMA3 = 3
+
+    @classmethod
+    def of(cls, style) -> "ChatStyle":
+        """A ChatStyle from itself or its name ("qwen3", "chatml", "llama3")."""
+        if isinstance(style, str):
+            s = ChatStyle(tlib.bosch_chat_style_parse(style.encode()))
+            if s == cls.NONE:
+                raise ValueError(f"unknown chat style {style!r} (qwen3, chatml, llama3)")
+            return s
+        return cls(int(style))
+
+    @property
+    def label(self) -> str | None:
+        """"qwen3", "chatml", "llama3" (bosch_chat_style_name); None for NONE."""
+        p = tlib.bosch_chat_style_name(int(self))
+        return None if p is None else _str(p)
 
 
 def _ruler_names() -> tuple[str, ...]:
@@ -134,13 +161,16 @@ class Tokenizer(Handle):
         """One past the largest id (vocabulary and added tokens)."""
         return int(tlib.bosch_tokenizer_vocab_size(self._handle))
 
-    def encode(self, text, special: bool = True) -> list[int]:
+    def encode(self, text, special: bool = True, add_special: bool = False) -> list[int]:
         """Token ids of `text` (str, or bytes of UTF-8). ``special=False``
-        reads added tokens in the text as plain text (BOSCH_TOKENIZE_NO_SPECIAL)."""
+        reads added tokens in the text as plain text (BOSCH_TOKENIZE_NO_SPECIAL);
+        ``add_special=True`` adds the BOS/EOS of the post-processor's template
+        as Hugging Face's encode does (BOSCH_TOKENIZE_ADD_SPECIAL)."""
         data = _bytes(text)
         ids = c_int32_p()
         n = ctypes.c_size_t(0)
-        flags = 0 if special else int(TokenizeFlag.NO_SPECIAL)
+        flags = (0 if special else int(TokenizeFlag.NO_SPECIAL)) | \
+            (int(TokenizeFlag.ADD_SPECIAL) if add_special else 0)
         check_status(tlib.bosch_tokenizer_encode(self._handle, data, len(data), flags,
                                                  ctypes.byref(ids), ctypes.byref(n)),
                      lambda: "bosch_tokenizer_encode failed")
@@ -194,6 +224,23 @@ class Tokenizer(Handle):
                      lambda: "bosch_tokenizer_stop_ids failed")
         return _take_ids(ids, n.value)
 
+    @property
+    def template(self) -> tuple[list[int], list[int]]:
+        """The special ids ``encode(add_special=True)`` puts before and after the
+        text (bosch_tokenizer_template): ([128000], []) for Llama 3."""
+        pre, post = c_int32_p(), c_int32_p()
+        npre, npost = ctypes.c_size_t(0), ctypes.c_size_t(0)
+        check_status(tlib.bosch_tokenizer_template(self._handle, ctypes.byref(pre),
+                                                   ctypes.byref(npre), ctypes.byref(post),
+                                                   ctypes.byref(npost)))
+        return pre[:npre.value] if npre.value else [], post[:npost.value] if npost.value else []
+
+    @property
+    def chat_style(self) -> ChatStyle:
+        """The chat format of the tokenizer's family, from its added tokens
+        (bosch_chat_style_for); ChatStyle.NONE when it has none."""
+        return ChatStyle(tlib.bosch_chat_style_for(self._handle))
+
     def ordinary_ids(self, start: int = 0, stop: int | None = None) -> list[int]:
         """The ordinary ids in [start, stop) (stop: vocab_size): a NIAH filler."""
         stop = self.vocab_size if stop is None else int(stop)
@@ -201,9 +248,16 @@ class Tokenizer(Handle):
         return [i for i in range(int(start), stop) if tlib.bosch_tokenizer_is_ordinary(h, i)]
 
 
-def chat_format(messages, generation_prompt: bool = True, thinking: bool = False) -> str:
+def chat_format(messages, generation_prompt: bool = True, thinking: bool = False,
+                style=ChatStyle.QWEN3) -> str:
     """Renders `messages` (dicts with "role" and "content", or (role, content)
-    pairs) in Qwen3's chat format (bosch_chat_format_qwen3)."""
+    pairs) in `style` (a ChatStyle or its name; default Qwen3's:
+    bosch_chat_format_qwen3; else bosch_chat_format, e.g. with
+    ``tokenizer.chat_style``). `thinking` applies to Qwen3's only."""
+    style = ChatStyle.of(style)
+    if style == ChatStyle.NONE:
+        raise ValueError("chat_format: ChatStyle.NONE renders nothing (the tokenizer's family "
+                         "has no chat format libbosch-text knows)")
     pairs = []
     for m in messages:
         role, content = (m["role"], m["content"]) if isinstance(m, dict) else m
@@ -213,9 +267,9 @@ def chat_format(messages, generation_prompt: bool = True, thinking: bool = False
         (int(ChatFlag.THINKING) if thinking else 0)
     out = ctypes.c_void_p()
     n = ctypes.c_size_t(0)
-    check_status(tlib.bosch_chat_format_qwen3(arr, len(pairs), flags, ctypes.byref(out),
-                                              ctypes.byref(n)),
-                 lambda: "bosch_chat_format_qwen3: unknown role or bad message")
+    check_status(tlib.bosch_chat_format(int(style), arr, len(pairs), flags, ctypes.byref(out),
+                                        ctypes.byref(n)),
+                 lambda: f"bosch_chat_format ({style.label}): unknown role or bad message")
     return _take_string(out, n.value)
 
 
@@ -255,7 +309,9 @@ class TextTask(Handle):
               samples: int = 10, seed: int = 0, depth_min: float = 0.0,
               depth_max: float = 1.0, chat: bool = True) -> "TextTask":
         """RULER's NIAH task `task` (one of RULER_TASKS) with prompts of at
-        most `context` tokens of `tokenizer` (bosch_text_ruler_create)."""
+        most `context` tokens of `tokenizer` (bosch_text_ruler_create); with
+        `chat`, one user turn in the chat format of the tokenizer's family
+        (``tokenizer.chat_style``; a tokenizer with none is refused)."""
         p = RulerParams()
         tlib.bosch_text_ruler_params_init(ctypes.byref(p))
         p.struct_size = ctypes.sizeof(RulerParams)
@@ -290,10 +346,21 @@ class TextTask(Handle):
             raise IndexError(f"sample {i} out of range (0..{n - 1})")
         return i
 
+    def chat_style(self, i: int) -> ChatStyle:
+        """The chat format of sample i (ChatStyle.NONE for plain text)."""
+        return ChatStyle(tlib.bosch_text_task_chat_style(self._handle, self._index(i)))
+
+    def set_chat_style(self, style) -> None:
+        """Renders every sample given as messages in `style` (a ChatStyle or
+        its name), e.g. a JSON Lines task for ``tokenizer.chat_style``."""
+        style = ChatStyle.of(style)
+        check_status(tlib.bosch_text_task_set_chat_style(self._handle, int(style)),
+                     lambda: f"bosch_text_task_set_chat_style: {style!r}")
+
     def prompt(self, i: int, thinking: bool = False) -> str:
         """The full prompt of sample i as the model reads it (chat messages
-        rendered with Qwen3's generation prompt, non-thinking unless
-        `thinking`, then the answer prefix)."""
+        rendered in the sample's chat format with the generation prompt,
+        Qwen3's non-thinking unless `thinking`, then the answer prefix)."""
         out = ctypes.c_void_p()
         n = ctypes.c_size_t(0)
         flags = int(ChatFlag.THINKING) if thinking else 0  # the generation prompt is always on

@@ -142,3 +142,71 @@ def test_handles_are_freed(tok):
     t = T.Tokenizer.from_json(tiny_tokenizer_json())
     del t
     gc.collect()
+
+
+def _llama3_style_json() -> str:
+    """The byte-level tiny tokenizer with Llama 3's special tokens and
+    post-processor (a Sequence of ByteLevel and a TemplateProcessing that
+    adds <|begin_of_text|>)."""
+    j = json.loads(tiny_tokenizer_json(byte_level=True))
+    base = max(j["model"]["vocab"].values()) + 1
+    names = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>",
+             "<|end_header_id|>", "<|eot_id|>"]
+    j["added_tokens"] = [{"id": base + k, "content": s, "special": True, "normalized": False}
+                         for k, s in enumerate(names)]
+    bos = names[0]
+    j["post_processor"] = {"type": "Sequence", "processors": [
+        {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+        {"type": "TemplateProcessing",
+         "single": [{"SpecialToken": {"id": bos, "type_id": 0}},
+                    {"Sequence": {"id": "A", "type_id": 0}}],
+         "pair": [], "special_tokens": {bos: {"id": bos, "ids": [base], "tokens": [bos]}}}]}
+    return json.dumps(j)
+
+
+def test_chat_styles_and_template(tok):
+    m = [{"role": "user", "content": " Hi "}]
+    assert T.chat_format(m, style="chatml") == \
+        "<|im_start|>user\n Hi <|im_end|>\n<|im_start|>assistant\n"
+    assert T.chat_format(m, style=T.ChatStyle.LLAMA3, generation_prompt=False) == \
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+    assert T.chat_format(m, style="qwen3") == T.chat_format(m)
+    with pytest.raises(ValueError, match="unknown chat style"):
+        T.chat_format(m, style="llama2")
+    with pytest.raises(ValueError, match="NONE"):
+        T.chat_format(m, style=T.ChatStyle.NONE)
+    assert T.ChatStyle.LLAMA3.label == "llama3" and T.ChatStyle.NONE.label is None
+    # the tiny tokenizer has <|im_start|> and <|im_end|> but no <think>: ChatML
+    assert tok.chat_style == T.ChatStyle.CHATML
+    assert tok.template == ([], []) and tok.encode("ab", add_special=True) == tok.encode("ab")
+    with T.Tokenizer.from_json(_llama3_style_json()) as l3:
+        bos = l3.token_id("<|begin_of_text|>")
+        assert l3.chat_style == T.ChatStyle.LLAMA3
+        assert l3.template == ([bos], [])
+        assert l3.encode("ab", add_special=True) == [bos] + l3.encode("ab")
+
+
+def test_ruler_takes_the_tokenizers_chat_format(tmp_path):
+    with T.Tokenizer.from_json(_llama3_style_json()) as l3:
+        with T.TextTask.ruler(l3, "niah_single_1", context=600, samples=2, seed=3) as r:
+            assert r.chat_style(0) == T.ChatStyle.LLAMA3
+            p = r.prompt(0)
+            assert p.startswith("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n")
+            assert "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n" in p
+            assert "<|im_start|>" not in p and "<think>" not in p
+            assert len(l3.encode(p)) <= 600
+            r.write_jsonl(tmp_path / "r.jsonl")
+        with T.TextTask.read_jsonl(tmp_path / "r.jsonl") as back:
+            assert back.chat_style(1) == T.ChatStyle.LLAMA3
+            back.set_chat_style("chatml")
+            assert back.prompt(1).startswith("<|im_start|>user\n")
+        # a tokenizer with no known chat format: chat refused, plain text fine
+        j = json.loads(_llama3_style_json())
+        j["added_tokens"] = j["added_tokens"][:2]
+        with T.Tokenizer.from_json(json.dumps(j)) as plain:
+            assert plain.chat_style == T.ChatStyle.NONE
+            with pytest.raises(bosch.InvalidArgumentError, match="has no chat format"):
+                T.TextTask.ruler(plain, "niah_single_1", context=600, samples=1)
+            with T.TextTask.ruler(plain, "niah_single_1", context=600, samples=1,
+                                  chat=False) as r:
+                assert r.chat_style(0) == T.ChatStyle.NONE
