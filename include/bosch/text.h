@@ -1,8 +1,9 @@
 /*
- * libbosch-text: text for real models. A byte-level BPE tokenizer that reads
- * a Hugging Face tokenizer.json (the Qwen2/Qwen3 family), Qwen3's chat
- * format, text tasks in JSON Lines and RULER's needle-in-a-haystack tasks
- * generated to a target length in tokens.
+ * libbosch-text: text for real models. A BPE tokenizer that reads a Hugging
+ * Face tokenizer.json (the Qwen2/Qwen3, Llama 3, Llama 2 / Mistral and
+ * SmolLM2 families), their chat formats (Qwen3's, ChatML, Llama 3's), text
+ * tasks in JSON Lines and RULER's needle-in-a-haystack tasks generated to a
+ * target length in tokens.
  *
  * A separate library (libbosch-text.so.0). It depends on json-c, PCRE2 and
  * utf8proc only: neither on libtorch nor on the search core, so a host that
