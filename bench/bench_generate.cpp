@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
     torch::InferenceMode guard;
     const torch::Device dev(device == "cuda" ? torch::kCUDA : torch::kCPU);
     const torch::ScalarType dt = dtype == "bf16" ? torch::kBFloat16 : torch::kFloat32;
-    const Qwen3Config cfg = tiny_config(spec);
+    const ModelConfig cfg = tiny_config(spec);
     TensorMap w = tiny_qwen3_tensors(spec);
     auto m = Model::from_weights(cfg, w, dev, dt);
     auto sync = [&] {

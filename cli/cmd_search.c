@@ -1,4 +1,4 @@
-/* bosch search: BOSCH on a Qwen3 checkpoint (libbosch-torch evaluator),
+/* bosch search: BOSCH on a checkpoint of libbosch-torch's families (its evaluator),
  * interruptible and resumable; writes PREFIX.json, .tsv, .svg and
  * .history.jsonl. */
 #include <errno.h>

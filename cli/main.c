@@ -1,6 +1,6 @@
 /* bosch: command-line front end of libbosch (and libbosch-torch when built).
  *
- *   bosch search   [options]            run BOSCH on a Qwen3 checkpoint
+ *   bosch search   [options]            run BOSCH on a checkpoint (Qwen3, Qwen2, Llama, Mistral)
  *   bosch baseline --kind K [options]   a baseline selection (layer patterns, ablation,
  *                                       static head scores)
  *   bosch eval     --mask PREFIX.json   score a saved mask

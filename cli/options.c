@@ -45,8 +45,9 @@ struct cli_option {
 
 static const struct cli_option options[] = {
     {"model", required_argument, O_MODEL, MODEL_GEN_CMDS, SEC_MODEL,
-     "--model DIR        Qwen3 checkpoint (default $BOSCH_DEFAULT_MODEL, else the\n"
-     "                     installed organism model)"},
+     "--model DIR        a Qwen3, Qwen3-MoE, Qwen2, Llama or Mistral checkpoint\n"
+     "                     (default $BOSCH_DEFAULT_MODEL, else the installed organism\n"
+     "                     model)"},
     {"device", required_argument, O_DEVICE, MODEL_GEN_CMDS, SEC_MODEL,
      "--device D         auto|cpu|cuda|cuda:N (auto: CUDA when available)"},
     {"dtype", required_argument, O_DTYPE, MODEL_GEN_CMDS, SEC_MODEL,

@@ -217,8 +217,53 @@ CONFIGS = {
                     rms_norm_eps=1e-6, num_experts=16, num_experts_per_tok=8,
                     moe_intermediate_size=768, norm_topk_prob=True, decoder_sparse_step=1,
                     mlp_only_layers=[]),
+    # LlamaForCausalLM: GQA 3:1 (SmolLM2's), attention_bias and mlp_bias,
+    # tied embeddings; the rope kinds are suite entries over it.
+    "llama-tiny": dict(arch="llama", vocab_size=264, hidden_size=96, intermediate_size=128,
+                       num_hidden_layers=2, num_attention_heads=6, num_key_value_heads=2,
+                       head_dim=16, tie_word_embeddings=True, rope_theta=10000.0,
+                       rms_norm_eps=1e-5, attention_bias=True, mlp_bias=True),
+    # SmolLM2-135M's layer shapes (llama): hidden 576, 9 heads / 3 KV heads,
+    # head_dim 64, intermediate 1536, 30 layers, tied, rope_theta 1e5.
+    "smollm2": dict(arch="llama", vocab_size=49152, hidden_size=576, intermediate_size=1536,
+                    num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3,
+                    head_dim=64, tie_word_embeddings=True, rope_theta=100000.0,
+                    rms_norm_eps=1e-5),
+    # MistralForCausalLM: the "types" variant is its one window on every layer.
+    "mistral-tiny": dict(arch="mistral", vocab_size=264, hidden_size=64, intermediate_size=96,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         head_dim=16, tie_word_embeddings=False, rope_theta=10000.0,
+                         rms_norm_eps=1e-6),
+    # Qwen2ForCausalLM: q/k/v biases; the "types" variant slides layers from
+    # max_window_layers 1 on, its config.json without layer_types (as the
+    # hub's Qwen2.5 checkpoints are; transformers derives them).
+    "qwen2-tiny": dict(arch="qwen2", vocab_size=264, hidden_size=64, intermediate_size=96,
+                       num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                       head_dim=16, tie_word_embeddings=False, rope_theta=10000.0,
+                       rms_norm_eps=1e-6),
 }
-VOCAB_CONFIGS = ("1.7b", "30b-a3b")  # their vocabulary is --vocab
+VOCAB_CONFIGS = ("1.7b", "30b-a3b", "smollm2")  # their vocabulary is --vocab
+
+# The rope kinds transformers implements for Llama (rope_parameters), each
+# where it differs from the default at the suite's length (40): dynamic
+# and longrope past their lengths (max_position_embeddings 32, original
+# 16), yarn and llama3 scaled from original 16.
+ROPE_KINDS = {
+    "linear": dict(rope_parameters=dict(rope_type="linear", factor=2.0)),
+    "dynamic": dict(max_position_embeddings=32,
+                    rope_parameters=dict(rope_type="dynamic", factor=2.0)),
+    "yarn": dict(max_position_embeddings=64,
+                 rope_parameters=dict(rope_type="yarn", factor=4.0,
+                                      original_max_position_embeddings=16)),
+    "longrope": dict(max_position_embeddings=64,
+                     rope_parameters=dict(rope_type="longrope",
+                                          original_max_position_embeddings=16,
+                                          short_factor=[1.0 + 0.1 * i for i in range(8)],
+                                          long_factor=[1.0 + 0.5 * i for i in range(8)])),
+    "llama3": dict(rope_parameters=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
+                                        high_freq_factor=4.0,
+                                        original_max_position_embeddings=16)),
+}
 
 CASES = ["full", "zeros", "swa", "swa-sink", "mixed", "mixed-sink", "w1", "w1-sink", "wT-1",
          "wT", "wbig", "sink-big", "sink-gt-w", "types", "types-mixed"]
@@ -245,7 +290,20 @@ CI_SUITE = [
      dict(len=48, window=16, sink=4, layers=2, vocab=2048, spec=dict(mlp_only_layers=[0]))),
     ("30b-a3b", "bf16", "full,mixed-sink", False,
      dict(len=48, window=16, sink=4, layers=2, vocab=2048, spec=dict(mlp_only_layers=[0]))),
-]
+    # The families beyond Qwen3 (issue 51).
+    ("llama-tiny", "f32", "all", True, dict(len=40, window=8, sink=3)),
+    ("llama-tiny", "bf16", "full,swa,mixed-sink,w1-sink", False, dict(len=40, window=8, sink=3)),
+    ("smollm2", "f32", "full,mixed-sink,w1-sink", False,
+     dict(len=48, window=16, sink=4, layers=2, vocab=2048)),
+    ("smollm2", "bf16", "full,mixed-sink", False,
+     dict(len=48, window=16, sink=4, layers=2, vocab=2048)),
+    ("mistral-tiny", "f32", "all", True, dict(len=40, window=8, sink=3)),
+    ("mistral-tiny", "bf16", "full,mixed-sink,types-mixed", False, dict(len=40, window=8, sink=3)),
+    ("qwen2-tiny", "f32", "all", True, dict(len=40, window=8, sink=3)),
+    ("qwen2-tiny", "bf16", "full,mixed-sink,types-mixed", False, dict(len=40, window=8, sink=3)),
+] + [("llama-tiny", "f32", "full,mixed-sink", False,
+      dict(len=40, window=8, sink=3, label=kind, spec=over))
+     for kind, over in ROPE_KINDS.items()]
 
 REF_TOL = 1e-5  # the registered reference against stock transformers
 
@@ -409,6 +467,11 @@ class Run:
 
     def config(self, variant, swa=None):
         from parity import reference
+        if variant == "types" and reference.windows_of(self.spec) == reference.ALL_LAYERS:
+            return reference.make_config(self.spec, self.args.len, self.types_window())
+        if variant == "types" and self.spec.get("arch") == "qwen2":
+            return reference.make_config(self.spec, self.args.len, self.types_window(),
+                                         first_sliding=1)
         if variant == "types":
             kinds = ["sliding_attention" if l % 2 else "full_attention" for l in range(self.L)]
             return reference.make_config(self.spec, self.args.len, self.types_window(), kinds)
@@ -439,6 +502,8 @@ class Run:
             model.to(dtype).save_pretrained(path, safe_serialization=True, **kw)
             if v == "base" and self.moe:
                 hub_config(path)
+            if v == "types" and self.spec.get("arch") == "qwen2":
+                drop_layer_types(path)
             self.ckpt[v] = path
         del base, model
         device = torch.device(self.args.device)
@@ -450,6 +515,17 @@ class Run:
                     reference.layer_types_of(self.config("types")):
                 raise RuntimeError("this transformers (%s) has no per-layer layer_types"
                                    % reference.transformers_version())
+
+
+def drop_layer_types(path):
+    """config.json without the layer_types transformers derived from
+    max_window_layers (the hub's Qwen2.5 checkpoints have none)."""
+    cfg_path = os.path.join(path, "config.json")
+    with open(cfg_path) as f:
+        cfg = json.load(f)
+    cfg.pop("layer_types", None)
+    with open(cfg_path, "w") as f:
+        json.dump(cfg, f, indent=2)
 
 
 def hub_config(path):
@@ -590,9 +666,12 @@ def check_reference(run, tokens, report):
     models = [("", run.ref)] + ([(run.args.dtype + " ", run.low)] if run.low else [])
     for prefix, models_of in models:
         checks = [("ref=eager", reference.logits(models_of["base"], tokens),
-                   lambda: stock_logits(models_of["base"], tokens)),
-                  ("ref=stock-swa%d" % W, reference.logits(models_of["base"], tokens, every, W),
-                   lambda: stock_logits(models_of["base"], tokens, run.config("base", W)))]
+                   lambda: stock_logits(models_of["base"], tokens))]
+        if reference.windows_of(run.spec) != reference.NO_WINDOW:  # Llama has none
+            checks.append(("ref=stock-swa%d" % W,
+                           reference.logits(models_of["base"], tokens, every, W),
+                           lambda: stock_logits(models_of["base"], tokens,
+                                                run.config("base", W))))
         if "types" in models_of:
             checks.append(("ref=stock-types%d" % run.types_window(),
                            reference.logits(models_of["types"], tokens),
@@ -949,9 +1028,16 @@ def fmt(xs):
 def run_config(name, spec, args, tmp, report, with_scores):
     """Every check of one configuration in one dtype."""
     import torch
+    from parity import reference
     run = Run(name, spec, args, tmp)
     names = case_names(args)
     fused = []
+    windows = reference.windows_of(spec)
+    types = [n for n in names if n.startswith("types")]
+    if types and windows == reference.NO_WINDOW:
+        print("%-12s %s: skipped (%s has no sliding window)"
+              % (run.tag, ", ".join(types), reference.FAMILIES[spec.get("arch")][0]))
+        names = [n for n in names if n not in types]
     if run.moe:
         types = [n for n in names if n.startswith("types")]
         if types:

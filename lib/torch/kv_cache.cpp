@@ -28,7 +28,7 @@ KvCache::KvCache(Model &m, const torch::Tensor &units, const Window &w, int64_t 
         invalid("KvCache: batch and capacity must be >= 1");
     if (w.window < 1)
         invalid("KvCache: window must be >= 1");
-    const Qwen3Config &cfg = m.config();
+    const ModelConfig &cfg = m.config();
     torch::Tensor host = units.defined() ? units.to(torch::kCPU).contiguous() : torch::Tensor();
     if (host.defined() && (host.dim() != 3 || host.size(0) != batch || host.size(1) != L_ ||
                            host.size(2) != G_ || host.scalar_type() != torch::kBool))
@@ -234,7 +234,7 @@ torch::Tensor KvCache::step(const std::vector<int32_t> &ids) {
         if (pos[size_t(b)] >= cap_)
             invalid("KvCache::step: sequence " + std::to_string(b) + " is at its capacity of " +
                     std::to_string(cap_) + " tokens");
-    const Qwen3Config &cfg = m_.config();
+    const ModelConfig &cfg = m_.config();
     const torch::Device dev = m_.device();
     const int64_t H = m_.hidden(), nH = cfg.num_attention_heads, r = nH / G_;
     std::vector<int64_t> tok(ids.begin(), ids.end());
@@ -246,17 +246,16 @@ torch::Tensor KvCache::step(const std::vector<int32_t> &ids) {
     for (int64_t l = 0; l < L_; l++) {
         const LayerWeights &W = m_.layer(l);
         torch::Tensor x = m_.rms_norm(h, W.input_norm);
-        torch::Tensor q =
-            m_.rms_norm(torch::linear(x, W.q_proj).view({B_, 1, nH, D_}), W.q_norm).transpose(1, 2);
-        torch::Tensor k =
-            m_.rms_norm(torch::linear(x, W.k_proj).view({B_, 1, G_, D_}), W.k_norm).transpose(1, 2);
-        torch::Tensor v = torch::linear(x, W.v_proj).view({B_, 1, G_, D_}).transpose(1, 2);
+        torch::Tensor q = m_.project_heads(x, W.q_proj, W.q_bias, W.q_norm, nH).transpose(1, 2);
+        torch::Tensor k = m_.project_heads(x, W.k_proj, W.k_bias, W.k_norm, G_).transpose(1, 2);
+        torch::Tensor v =
+            m_.project_heads(x, W.v_proj, W.v_bias, torch::Tensor(), G_).transpose(1, 2);
         q = q * cs + rotate_half(q) * sn; // [B, nH, 1, D]
         k = k * cs + rotate_half(k) * sn; // [B, G, 1, D]
         Layer &c = layers_[size_t(l)];
         append(c, k.reshape({B_, G_, D_}), v.reshape({B_, G_, D_}), pos);
         torch::Tensor o = attend(c, q.reshape({B_, G_, r, D_}), post); // heads g * r + i
-        h = h + torch::linear(o.reshape({B_, 1, nH * D_}), W.o_proj);
+        h = h + torch::linear(o.reshape({B_, 1, nH * D_}), W.o_proj, W.o_bias);
         torch::Tensor y = m_.rms_norm(h, W.post_norm).reshape({B_, H});
         h = h + feed_forward(cfg, W, y, m_.block_bytes()).view({B_, 1, H});
     }

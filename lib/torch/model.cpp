@@ -1,4 +1,5 @@
-// Qwen3 forward with per-unit (layer, KV group) full / sliding-window attention.
+// The decoder forward with per-unit (layer, KV group) full / sliding-window
+// attention.
 // See model.hpp for the semantics; the order of operations (and of dtype
 // casts) mirrors Hugging Face modeling_qwen3.py with eager attention so that
 // bf16 results match it as closely as the kernels allow.
@@ -11,6 +12,7 @@
 
 #include "attention.hpp"
 #include "failure.hpp"
+#include "rope.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,24 +28,28 @@ torch::Tensor Model::rms_norm(const torch::Tensor &x, const torch::Tensor &weigh
     return weight * h.to(x.scalar_type());
 }
 
+torch::Tensor Model::head_norm(const torch::Tensor &x, const torch::Tensor &weight) const {
+    return weight.defined() ? rms_norm(x, weight) : x;
+}
+
 void Model::ensure_rope(int64_t len) {
-    if (cos_.defined() && cos_.size(0) >= len)
+    const int64_t key = rope_length_key(cfg_, len);
+    if (cos_.defined() && cos_.size(0) >= len && key == rope_key_)
         return;
-    // Same arithmetic as HF Qwen3RotaryEmbedding (default rope): fp32
-    // inv_freq = 1 / theta^(arange(0, D, 2) / D), freqs = pos * inv_freq,
-    // emb = cat(freqs, freqs); cos/sin in fp32, then cast to the dtype.
-    const int64_t D = cfg_.head_dim;
+    // Same arithmetic as transformers' rotary embeddings: fp32 inv_freq
+    // (rope.cpp, by the config's rope type), freqs = pos * inv_freq,
+    // emb = cat(freqs, freqs); cos/sin in fp32 times the type's attention
+    // scaling (1 but for yarn and longrope), then cast to the dtype. The
+    // types whose frequencies depend on the length build the table for
+    // exactly `len` positions.
     auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device_);
-    torch::Tensor exponent =
-        torch::arange(0, D, 2, torch::TensorOptions().dtype(torch::kInt64).device(device_))
-            .to(torch::kFloat32) /
-        double(D);
-    torch::Tensor inv_freq = torch::pow(cfg_.rope_theta, exponent).reciprocal();
+    const auto freq = rope_frequencies(cfg_, len, device_);
     torch::Tensor pos = torch::arange(len, f32);
-    torch::Tensor freqs = pos.unsqueeze(1) * inv_freq.unsqueeze(0); // [T, D/2]
+    torch::Tensor freqs = pos.unsqueeze(1) * freq.first.unsqueeze(0); // [T, D/2]
     torch::Tensor emb = torch::cat({freqs, freqs}, -1);
-    cos_ = emb.cos().to(dtype_);
-    sin_ = emb.sin().to(dtype_);
+    cos_ = (emb.cos() * freq.second).to(dtype_);
+    sin_ = (emb.sin() * freq.second).to(dtype_);
+    rope_key_ = key;
 }
 
 torch::Tensor Model::embed(const torch::Tensor &tokens) const {
@@ -56,21 +62,27 @@ torch::Tensor rotate_half(const torch::Tensor &x) {
 }
 
 torch::Tensor Model::heads_f32(const torch::Tensor &x2, const torch::Tensor &proj_w,
-                               const torch::Tensor &norm_w, int64_t B, int64_t T, int64_t heads,
-                               const torch::Tensor &cos, const torch::Tensor &sin,
-                               torch::Tensor &slot) {
+                               const torch::Tensor &bias, const torch::Tensor &norm_w, int64_t B,
+                               int64_t T, int64_t heads, const torch::Tensor &cos,
+                               const torch::Tensor &sin, torch::Tensor &slot) {
     const int64_t D = cfg_.head_dim, half = D / 2, n = B * T * heads * D;
     const auto opts = x2.options();
     torch::Tensor p = take(ws_.proj, n, opts).view({B, T, heads, D});
     torch::Tensor p2 = p.view({B * T, heads * D});
-    at::mm_out(p2, x2, proj_w.t());
-    // Qwen3RMSNorm over head_dim: h = p * rsqrt(mean(p^2) + eps), then
-    // weight * h (the product commutes exactly).
-    torch::Tensor h = take(ws_.sq, n, opts).view({B, T, heads, D});
-    at::pow_out(h, p, 2);
-    torch::Tensor rs = h.mean(-1, /*keepdim=*/true).add_(cfg_.rms_norm_eps).rsqrt_();
-    at::mul_out(h, p, rs);
-    h.mul_(norm_w);
+    if (bias.defined()) // as torch::linear computes a biased projection
+        at::addmm_out(p2, bias, x2, proj_w.t());
+    else
+        at::mm_out(p2, x2, proj_w.t());
+    torch::Tensor h = p;
+    if (norm_w.defined()) {
+        // Qwen3RMSNorm over head_dim: h = p * rsqrt(mean(p^2) + eps), then
+        // weight * h (the product commutes exactly).
+        h = take(ws_.sq, n, opts).view({B, T, heads, D});
+        at::pow_out(h, p, 2);
+        torch::Tensor rs = h.mean(-1, /*keepdim=*/true).add_(cfg_.rms_norm_eps).rsqrt_();
+        at::mul_out(h, p, rs);
+        h.mul_(norm_w);
+    }
     // RoPE, h * cos + rotate_half(h) * sin, written [B, heads, T, D]: the
     // rotated half enters as addcmul with value -1 / +1 ((-1 * a) * b is
     // exactly (-a) * b), so no rotated copy and no concatenation is made.
@@ -82,6 +94,13 @@ torch::Tensor Model::heads_f32(const torch::Tensor &x2, const torch::Tensor &pro
     return out;
 }
 
+torch::Tensor Model::project_heads(const torch::Tensor &x, const torch::Tensor &w,
+                                   const torch::Tensor &bias, const torch::Tensor &norm,
+                                   int64_t heads) const {
+    return head_norm(torch::linear(x, w, bias).view({x.size(0), x.size(1), heads, cfg_.head_dim}),
+                     norm);
+}
+
 void Model::project_qkv(const LayerWeights &L, const torch::Tensor &x, torch::Tensor &q,
                         torch::Tensor &k, torch::Tensor &v) {
     const int64_t B = x.size(0), T = x.size(1), D = cfg_.head_dim;
@@ -89,10 +108,10 @@ void Model::project_qkv(const LayerWeights &L, const torch::Tensor &x, torch::Te
     ensure_rope(T);
     torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);
     if (x.scalar_type() == torch::kFloat32 && x.device().is_cpu()) {
-        q = heads_f32(x.reshape({B * T, x.size(2)}), L.q_proj, L.q_norm, B, T, nH, cos, sin,
-                      ws_.q);
+        q = heads_f32(x.reshape({B * T, x.size(2)}), L.q_proj, L.q_bias, L.q_norm, B, T, nH, cos,
+                      sin, ws_.q);
     } else {
-        q = rms_norm(torch::linear(x, L.q_proj).view({B, T, nH, D}), L.q_norm).transpose(1, 2);
+        q = project_heads(x, L.q_proj, L.q_bias, L.q_norm, nH).transpose(1, 2);
         q = (q * cos + rotate_half(q) * sin).contiguous();
     }
     project_kv(L, x, k, v);
@@ -106,14 +125,17 @@ void Model::project_kv(const LayerWeights &L, const torch::Tensor &x, torch::Ten
     torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);
     if (x.scalar_type() == torch::kFloat32 && x.device().is_cpu()) {
         torch::Tensor x2 = x.reshape({B * T, x.size(2)});
-        k = heads_f32(x2, L.k_proj, L.k_norm, B, T, G, cos, sin, ws_.k);
+        k = heads_f32(x2, L.k_proj, L.k_bias, L.k_norm, B, T, G, cos, sin, ws_.k);
         torch::Tensor p = take(ws_.proj, B * T * G * D, x.options()).view({B * T, G * D});
-        at::mm_out(p, x2, L.v_proj.t());
+        if (L.v_bias.defined())
+            at::addmm_out(p, L.v_bias, x2, L.v_proj.t());
+        else
+            at::mm_out(p, x2, L.v_proj.t());
         v = take(ws_.v, B * G * T * D, x.options()).view({B, G, T, D});
         v.copy_(p.view({B, T, G, D}).transpose(1, 2));
     } else {
-        k = rms_norm(torch::linear(x, L.k_proj).view({B, T, G, D}), L.k_norm).transpose(1, 2);
-        v = torch::linear(x, L.v_proj).view({B, T, G, D}).transpose(1, 2).contiguous();
+        k = project_heads(x, L.k_proj, L.k_bias, L.k_norm, G).transpose(1, 2);
+        v = project_heads(x, L.v_proj, L.v_bias, torch::Tensor(), G).transpose(1, 2).contiguous();
         k = (k * cos + rotate_half(k) * sin).contiguous();
     }
 }
@@ -219,7 +241,7 @@ torch::Tensor Model::attention(int64_t layer, const torch::Tensor &x, const torc
         hook(layer, out.view({B, nH, T, D}));
     // [B, G, r, T, D] -> [B, T, nH * D] with head index g*r + i (HF order).
     torch::Tensor o = out.permute({0, 3, 1, 2, 4}).reshape({B, T, nH * D});
-    return torch::linear(o, L.o_proj);
+    return torch::linear(o, L.o_proj, L.o_bias);
 }
 
 torch::Tensor Model::mlp(int64_t layer, const torch::Tensor &x) const {

@@ -1,9 +1,12 @@
-// Qwen3 (dense or mixture-of-experts) forward with a per-(layer, KV group)
+// The decoder forward of the families in family.hpp (Qwen3 dense or
+// mixture-of-experts, Qwen2, Llama, Mistral) with a per-(layer, KV group)
 // attention mask: each unit attends
 // either with full causal attention or with a sliding window plus sink tokens.
-// Semantics follow Hugging Face modeling_qwen3.py (eager attention) exactly:
+// Semantics follow Hugging Face modeling_qwen3.py / modeling_llama.py (eager
+// attention) exactly:
 //   RMSNorm: x * rsqrt(mean(x^2) + eps) in fp32, cast back, then weight * x;
-//   q/k/v projections, per-head q_norm/k_norm before RoPE (rotate_half),
+//   q/k/v projections (+ biases where the config has them), per-head
+//   q_norm/k_norm (Qwen3) before RoPE (rotate_half, the config's rope type),
 //   GQA (KV head j serves query heads j*r .. j*r+r-1), scale head_dim^-0.5,
 //   scores + mask, softmax in fp32, o_proj, residual, post-attention norm,
 //   SwiGLU MLP (or Qwen3-MoE's routed experts), residual; final norm and
@@ -31,16 +34,33 @@ struct LayerWeights {
     torch::Tensor input_norm, q_proj, k_proj, v_proj, o_proj, q_norm, k_norm, post_norm;
     // A dense layer's MLP ...
     torch::Tensor gate_proj, up_proj, down_proj;
+    // Biases where the config has them (ModelConfig's qkv_bias, o_bias,
+    // mlp_bias), q_norm / k_norm where qk_norm; undefined otherwise, which
+    // torch::linear reads as none.
+    torch::Tensor q_bias, k_bias, v_bias, o_bias, gate_bias, up_bias, down_bias;
     // ... or a mixture-of-experts layer's (Qwen3-MoE): router [E, H], the
     // experts' fused gate/up [E, 2 moe_i, H] and down [E, H, moe_i].
     torch::Tensor router, experts_gate_up, experts_down;
 };
 
+// A tensor of a layer as the checkpoint names it (after "model.layers.L."),
+// its shape, and where LayerWeights holds it.
+struct LayerTensor {
+    std::string name;
+    std::vector<int64_t> shape;
+    torch::Tensor LayerWeights::*member;
+};
+// Every tensor layer l of this config reads (layer_tensors.cpp), the one
+// list that the loader and check_weights both follow.
+std::vector<LayerTensor> layer_tensors(const ModelConfig &c, int64_t l);
+// Every tensor of a LayerWeights, for the code that visits them all.
+std::vector<torch::Tensor LayerWeights::*> layer_members();
+
 // The feed-forward of one layer on rows x [N, H] (moe.cpp): SwiGLU, or the
 // router and its top-k experts when L.router is defined, as transformers
 // computes them (each expert over its rows in chunks whose temporaries stay
 // under block_bytes; the dense MLP is not tiled here).
-torch::Tensor feed_forward(const Qwen3Config &c, const LayerWeights &L, const torch::Tensor &x,
+torch::Tensor feed_forward(const ModelConfig &c, const LayerWeights &L, const torch::Tensor &x,
                            int64_t block_bytes);
 // SiLU rounded once in reduced precision, as PyTorch 2 computes it.
 torch::Tensor silu_rounded_once(const torch::Tensor &g);
@@ -67,10 +87,10 @@ public:
     static std::unique_ptr<Model> load(const std::string &dir, torch::Device device,
                                        torch::ScalarType dtype);
     // Builds a model from tensors already in memory (tests, tools).
-    static std::unique_ptr<Model> from_weights(const Qwen3Config &cfg, TensorMap &w,
+    static std::unique_ptr<Model> from_weights(const ModelConfig &cfg, TensorMap &w,
                                                torch::Device device, torch::ScalarType dtype);
 
-    const Qwen3Config &config() const { return cfg_; }
+    const ModelConfig &config() const { return cfg_; }
     torch::Device device() const { return device_; }
     const std::string &device_name() const { return device_name_; } // "cpu", "cuda:0" 
     torch::ScalarType dtype() const { return dtype_; }
@@ -143,6 +163,14 @@ public:
     }
     // Qwen3RMSNorm as the forward applies it.
     torch::Tensor rms_norm(const torch::Tensor &x, const torch::Tensor &weight) const;
+    // The per-head norm: rms_norm where the family has one (weight defined), else x.
+    torch::Tensor head_norm(const torch::Tensor &x, const torch::Tensor &weight) const;
+    // x [B, T, H] -> heads [B, T, heads, D] before RoPE: the projection w
+    // (+ bias), then head_norm (norm undefined: none). What every path that
+    // recomputes a layer's q, k or v calls (the scorers, the KV cache).
+    torch::Tensor project_heads(const torch::Tensor &x, const torch::Tensor &w,
+                                const torch::Tensor &bias, const torch::Tensor &norm,
+                                int64_t heads) const;
 
     AttentionHook hook; // tests only
     // Called in attention() with each layer's keys and values [B, G, T, D]
@@ -153,7 +181,7 @@ public:
     std::mutex mutex;
 
 private:
-    Model(const Qwen3Config &cfg, torch::Device device, torch::ScalarType dtype)
+    Model(const ModelConfig &cfg, torch::Device device, torch::ScalarType dtype)
         : cfg_(cfg), device_(device), dtype_(dtype), device_name_(device.str()) {}
     // any_sliding: whether some unit of this layer slides, when the caller
     // knows it (1 / 0; -1: ask the units, a host sync on CUDA).
@@ -186,12 +214,12 @@ private:
     // generic path's [T, heads, D] temporaries are each mmap'd and
     // page-faulted afresh by glibc, and its rotate_half copies add passes.
     torch::Tensor heads_f32(const torch::Tensor &x2, const torch::Tensor &proj_w,
-                            const torch::Tensor &norm_w, int64_t B, int64_t T, int64_t heads,
-                            const torch::Tensor &cos, const torch::Tensor &sin,
-                            torch::Tensor &slot);
+                            const torch::Tensor &bias, const torch::Tensor &norm_w, int64_t B,
+                            int64_t T, int64_t heads, const torch::Tensor &cos,
+                            const torch::Tensor &sin, torch::Tensor &slot);
     void ensure_rope(int64_t len);
 
-    Qwen3Config cfg_;
+    ModelConfig cfg_;
     torch::Device device_;
     torch::ScalarType dtype_;
     std::string device_name_;
@@ -199,6 +227,7 @@ private:
     torch::Tensor embed_, final_norm_, lm_head_;
     std::vector<LayerWeights> layers_;
     torch::Tensor cos_, sin_; // [T_cached, head_dim] in dtype
+    int64_t rope_key_ = 0;    // rope_length_key of the cached tables
     int64_t block_bytes_ = int64_t(16) << 20;
     bool masked_attention_ = false; // BOSCH_TORCH_ATTENTION=masked
     bool tiled_attention_ = false;  // BOSCH_TORCH_ATTENTION=tiled

@@ -1,4 +1,4 @@
-// A Qwen3 model from a checkpoint directory or from tensors in memory: the
+// A model (family.hpp) from a checkpoint directory or from tensors in memory: the
 // config's and weights' checks, the memory check before reading, the
 // weights moved to the device and dtype, the model's identity (a hash of
 // what its scores depend on), the forward's settings from the environment.
@@ -6,6 +6,7 @@
 
 #include "attention.hpp"
 #include "failure.hpp"
+#include "rope.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -69,7 +70,7 @@ void probe_dtype(torch::Device dev, torch::ScalarType dt) {
 
 // Model::identity(): the config fields the forward reads, then every
 // tensor (name, dtype, shape, bytes) in name order, each hashed with XXH3.
-std::string model_identity(const Qwen3Config &c, const TensorMap &w) {
+std::string model_identity(const ModelConfig &c, const TensorMap &w) {
     char buf[512];
     int n = std::snprintf(buf, sizeof buf, "%lld %lld %lld %lld %lld %lld %lld %.17g %.17g %d %lld ",
                           (long long)c.vocab_size, (long long)c.hidden_size,
@@ -80,6 +81,17 @@ std::string model_identity(const Qwen3Config &c, const TensorMap &w) {
     std::string cfg(buf, size_t(std::max(n, 0)));
     for (uint8_t l : c.layer_sliding)
         cfg += char('0' + l);
+    // What later families and features add, only where they differ from
+    // Qwen3's plain layer: Qwen3 checkpoints keep the identity (and their
+    // journals) they had before.
+    if (!c.architecture.empty() && c.architecture != "Qwen3ForCausalLM" &&
+        c.architecture != "Qwen3MoeForCausalLM")
+        cfg += " arch " + c.architecture;
+    if (!c.qk_norm || c.qkv_bias || c.o_bias || c.mlp_bias)
+        cfg += std::string(" layer ") + char('0' + c.qk_norm) + char('0' + c.qkv_bias) +
+               char('0' + c.o_bias) + char('0' + c.mlp_bias);
+    if (!rope_description(c).empty())
+        cfg += " " + rope_description(c);
     if (c.moe) { // dense models keep the identity they had before MoE support
         n = std::snprintf(buf, sizeof buf, " moe %lld %lld %lld %d ", (long long)c.num_experts,
                           (long long)c.num_experts_per_tok, (long long)c.moe_intermediate_size,
@@ -120,7 +132,7 @@ std::unique_ptr<Model> Model::load(const std::string &dir, torch::Device device,
             io_error("cannot open " + dir + "/model.safetensors (nor " + dir +
                      "/model.safetensors.index.json)");
     }
-    Qwen3Config cfg;
+    ModelConfig cfg;
     std::string err = load_config(dir, cfg);
     if (!err.empty())
         invalid(err);
@@ -146,7 +158,7 @@ std::unique_ptr<Model> Model::load(const std::string &dir, torch::Device device,
     return from_weights(cfg, w, device, dtype);
 }
 
-std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
+std::unique_ptr<Model> Model::from_weights(const ModelConfig &cfg, TensorMap &w,
                                            torch::Device device, torch::ScalarType dtype) {
     if (cfg.num_hidden_layers <= 0 || cfg.num_key_value_heads <= 0 ||
         cfg.num_attention_heads % cfg.num_key_value_heads != 0 || cfg.head_dim <= 0 ||
@@ -189,8 +201,7 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
         if (m->tiled_attention_)
             m->fused_band_ = false;
     }
-    const int64_t H = cfg.hidden_size, I = cfg.intermediate_size, D = cfg.head_dim;
-    const int64_t nq = cfg.num_attention_heads * D, nkv = cfg.num_key_value_heads * D;
+    const int64_t H = cfg.hidden_size;
     m->embed_ = take(w, "model.embed_tokens.weight", device, dtype);
     expect_shape(m->embed_, "model.embed_tokens.weight", {cfg.vocab_size, H});
     m->final_norm_ = take(w, "model.norm.weight", device, dtype);
@@ -207,35 +218,10 @@ std::unique_ptr<Model> Model::from_weights(const Qwen3Config &cfg, TensorMap &w,
     m->layers_.resize(size_t(cfg.num_hidden_layers));
     for (int64_t l = 0; l < cfg.num_hidden_layers; l++) {
         LayerWeights &L = m->layers_[size_t(l)];
-        struct Spec {
-            torch::Tensor *dst;
-            const char *name;
-            std::vector<int64_t> shape;
-        };
-        std::vector<Spec> spec = {
-            {&L.input_norm, "input_layernorm.weight", {H}},
-            {&L.q_proj, "self_attn.q_proj.weight", {nq, H}},
-            {&L.k_proj, "self_attn.k_proj.weight", {nkv, H}},
-            {&L.v_proj, "self_attn.v_proj.weight", {nkv, H}},
-            {&L.o_proj, "self_attn.o_proj.weight", {H, nq}},
-            {&L.q_norm, "self_attn.q_norm.weight", {D}},
-            {&L.k_norm, "self_attn.k_norm.weight", {D}},
-            {&L.post_norm, "post_attention_layernorm.weight", {H}},
-        };
-        const int64_t E = cfg.num_experts, Im = cfg.moe_intermediate_size;
-        if (cfg.sparse(l))
-            spec.insert(spec.end(),
-                        {{&L.router, "mlp.gate.weight", {E, H}},
-                         {&L.experts_gate_up, "mlp.experts.gate_up_proj", {E, 2 * Im, H}},
-                         {&L.experts_down, "mlp.experts.down_proj", {E, H, Im}}});
-        else
-            spec.insert(spec.end(), {{&L.gate_proj, "mlp.gate_proj.weight", {I, H}},
-                                     {&L.up_proj, "mlp.up_proj.weight", {I, H}},
-                                     {&L.down_proj, "mlp.down_proj.weight", {H, I}}});
-        for (const Spec &s : spec) {
-            std::string name = layer_name(l, s.name);
-            *s.dst = take(w, name, device, dtype);
-            expect_shape(*s.dst, name, s.shape);
+        for (const LayerTensor &t : layer_tensors(cfg, l)) {
+            const std::string name = layer_name(l, t.name.c_str());
+            L.*t.member = take(w, name, device, dtype);
+            expect_shape(L.*t.member, name, t.shape);
         }
     }
     return m;
@@ -246,12 +232,10 @@ int64_t Model::param_bytes() const {
     size_t n = bytes(embed_) + bytes(final_norm_);
     if (!lm_head_.is_same(embed_))
         n += bytes(lm_head_);
+    const auto members = layer_members();
     for (const LayerWeights &L : layers_)
-        for (const torch::Tensor *t : {&L.input_norm, &L.q_proj, &L.k_proj, &L.v_proj, &L.o_proj,
-                                       &L.q_norm, &L.k_norm, &L.post_norm, &L.gate_proj,
-                                       &L.up_proj, &L.down_proj, &L.router, &L.experts_gate_up,
-                                       &L.experts_down})
-            n += bytes(*t);
+        for (auto member : members)
+            n += bytes(L.*member);
     return int64_t(n);
 }
 

@@ -87,7 +87,7 @@ torch::Tensor Model::last_layer_at(const torch::Tensor &h, const torch::Tensor &
         (rows + torch::arange(B, rows.options()).mul_(T).unsqueeze(1)).reshape({-1});
     const torch::Tensor hr = h.reshape({B * T, H}).index_select(0, flat_rows).view({B, R, H});
     const torch::Tensor xr = x.reshape({B * T, H}).index_select(0, flat_rows).view({B, R, H});
-    torch::Tensor q = rms_norm(torch::linear(xr, L.q_proj).view({B, R, nH, D}), L.q_norm);
+    torch::Tensor q = project_heads(xr, L.q_proj, L.q_bias, L.q_norm, nH);
     const torch::Tensor pos = rows.reshape({-1});
     const torch::Tensor cr = cos.index_select(0, pos).view({B, R, 1, D});
     const torch::Tensor sr = sin.index_select(0, pos).view({B, R, 1, D});
@@ -126,7 +126,7 @@ torch::Tensor Model::last_layer_at(const torch::Tensor &h, const torch::Tensor &
     }
     // [B, G, r, R, D] -> [B, R, nH * D] (head g*r + i), as attention().
     torch::Tensor o = out.permute({0, 3, 1, 2, 4}).reshape({B, R, nH * D});
-    torch::Tensor y = hr + torch::linear(o, L.o_proj);
+    torch::Tensor y = hr + torch::linear(o, L.o_proj, L.o_bias);
     return y + mlp(l, rms_norm(y, L.post_norm));
 }
 

@@ -22,10 +22,13 @@ torch::Tensor silu_rounded_once(const torch::Tensor &g) {
 
 namespace {
 
+// SwiGLU; biases undefined where the layer has none (Llama's mlp_bias).
 torch::Tensor swiglu(const torch::Tensor &x, const torch::Tensor &gate_w,
-                     const torch::Tensor &up_w, const torch::Tensor &down_w) {
-    torch::Tensor gate = silu_rounded_once(torch::linear(x, gate_w));
-    return torch::linear(gate * torch::linear(x, up_w), down_w);
+                     const torch::Tensor &up_w, const torch::Tensor &down_w,
+                     const torch::Tensor &gate_b = {}, const torch::Tensor &up_b = {},
+                     const torch::Tensor &down_b = {}) {
+    torch::Tensor gate = silu_rounded_once(torch::linear(x, gate_w, gate_b));
+    return torch::linear(gate * torch::linear(x, up_w, up_b), down_w, down_b);
 }
 
 // Routes each row of x [N, H] to its top-k experts and sums their outputs
@@ -35,7 +38,7 @@ torch::Tensor swiglu(const torch::Tensor &x, const torch::Tensor &gate_w,
 // whatever N; the outputs are added expert after expert in ascending order,
 // as transformers adds them, and a row meets each expert at most once, so
 // the sums round alike.
-torch::Tensor experts(const Qwen3Config &c, const LayerWeights &L, const torch::Tensor &x,
+torch::Tensor experts(const ModelConfig &c, const LayerWeights &L, const torch::Tensor &x,
                       int64_t block_bytes) {
     const int64_t N = x.size(0), k = c.num_experts_per_tok, E = c.num_experts,
                   I = c.moe_intermediate_size;
@@ -82,14 +85,14 @@ std::string expert_name(int64_t l, int64_t e, const char *proj) {
 
 } // namespace
 
-torch::Tensor feed_forward(const Qwen3Config &c, const LayerWeights &L, const torch::Tensor &x,
+torch::Tensor feed_forward(const ModelConfig &c, const LayerWeights &L, const torch::Tensor &x,
                            int64_t block_bytes) {
     if (L.router.defined())
         return experts(c, L, x, block_bytes);
-    return swiglu(x, L.gate_proj, L.up_proj, L.down_proj);
+    return swiglu(x, L.gate_proj, L.up_proj, L.down_proj, L.gate_bias, L.up_bias, L.down_bias);
 }
 
-std::string fuse_experts(const Qwen3Config &cfg, TensorMap &w) {
+std::string fuse_experts(const ModelConfig &cfg, TensorMap &w) {
     if (!cfg.moe)
         return "";
     const int64_t E = cfg.num_experts, I = cfg.moe_intermediate_size, H = cfg.hidden_size;

@@ -9,6 +9,7 @@
 // and can never cause a read outside the file.
 #include "checkpoint.hpp"
 #include "json_util.hpp"
+#include "model.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -333,9 +334,8 @@ std::string load_weights(const std::string &dir, TensorMap &out) {
     return "";
 }
 
-std::string check_weights(const Qwen3Config &cfg, const TensorMap &w) {
-    const int64_t V = cfg.vocab_size, H = cfg.hidden_size, I = cfg.intermediate_size,
-                  nH = cfg.num_attention_heads, nKV = cfg.num_key_value_heads, hd = cfg.head_dim;
+std::string check_weights(const ModelConfig &cfg, const TensorMap &w) {
+    const int64_t V = cfg.vocab_size, H = cfg.hidden_size;
     // The layer count against the weights first (before the list below,
     // which a config claiming millions of layers would make huge): weights
     // of layers the config lacks would be dropped silently, layers the
@@ -363,24 +363,8 @@ std::string check_weights(const Qwen3Config &cfg, const TensorMap &w) {
     need.push_back({"model.embed_tokens.weight", {V, H}});
     for (int64_t l = 0; l < cfg.num_hidden_layers; l++) {
         const std::string p = "model.layers." + std::to_string(l) + ".";
-        need.push_back({p + "input_layernorm.weight", {H}});
-        need.push_back({p + "self_attn.q_proj.weight", {nH * hd, H}});
-        need.push_back({p + "self_attn.k_proj.weight", {nKV * hd, H}});
-        need.push_back({p + "self_attn.v_proj.weight", {nKV * hd, H}});
-        need.push_back({p + "self_attn.o_proj.weight", {H, nH * hd}});
-        need.push_back({p + "self_attn.q_norm.weight", {hd}});
-        need.push_back({p + "self_attn.k_norm.weight", {hd}});
-        need.push_back({p + "post_attention_layernorm.weight", {H}});
-        if (cfg.sparse(l)) {
-            const int64_t E = cfg.num_experts, Im = cfg.moe_intermediate_size;
-            need.push_back({p + "mlp.gate.weight", {E, H}});
-            need.push_back({p + "mlp.experts.gate_up_proj", {E, 2 * Im, H}});
-            need.push_back({p + "mlp.experts.down_proj", {E, H, Im}});
-        } else {
-            need.push_back({p + "mlp.gate_proj.weight", {I, H}});
-            need.push_back({p + "mlp.up_proj.weight", {I, H}});
-            need.push_back({p + "mlp.down_proj.weight", {H, I}});
-        }
+        for (const LayerTensor &t : layer_tensors(cfg, l))
+            need.push_back({p + t.name, t.shape});
     }
     need.push_back({"model.norm.weight", {H}});
     // Tied checkpoints usually omit lm_head; if one is present it must still have the right shape.
@@ -411,6 +395,27 @@ std::string check_weights(const Qwen3Config &cfg, const TensorMap &w) {
     if (missing)
         return "missing tensor " + first_missing + " (expected shape " + first_missing_shape + ")" +
                (missing > 1 ? " and " + std::to_string(missing - 1) + " more" : std::string());
+    // A layer tensor the config does not read: the checkpoint is of another
+    // family (Qwen3's q_norm under a Llama config) or another layout, and
+    // dropping it would run another model than the one trained. RoPE's
+    // stored inv_freq buffers (older Llama checkpoints) are recomputed, as
+    // transformers ignores them.
+    {
+        std::set<std::string> known;
+        for (const auto &n : need)
+            known.insert(n.first);
+        for (const auto &kv : w) {
+            const std::string &n = kv.first;
+            static const std::string inv = "rotary_emb.inv_freq";
+            if (n.compare(0, 13, "model.layers.") != 0 || known.count(n) ||
+                (n.size() > inv.size() && n.compare(n.size() - inv.size(), inv.size(), inv) == 0))
+                continue;
+            return "tensor " + n + " is not read by " +
+                   (cfg.architecture.empty() ? std::string("this config") : cfg.architecture) +
+                   " as config.json describes it (is the architecture the checkpoint's?)";
+        }
+    }
+
     // Non-finite weights, named now rather than as a NaN score later. A sum
     // in f64 is non-finite exactly when a NaN or an infinity is in it (the
     // magnitudes of real weights cannot overflow it) and needs no temporary

@@ -53,20 +53,8 @@ Weights weights_of(Model &m, int64_t len, bool for_backward) {
     for (int64_t l = 0; l < m.layers(); l++) {
         const LayerWeights &s = m.layer(l);
         LayerWeights c;
-        c.input_norm = pick(s.input_norm);
-        c.q_proj = pick(s.q_proj);
-        c.k_proj = pick(s.k_proj);
-        c.v_proj = pick(s.v_proj);
-        c.o_proj = pick(s.o_proj);
-        c.q_norm = pick(s.q_norm);
-        c.k_norm = pick(s.k_norm);
-        c.post_norm = pick(s.post_norm);
-        c.gate_proj = pick(s.gate_proj);
-        c.up_proj = pick(s.up_proj);
-        c.down_proj = pick(s.down_proj);
-        c.router = pick(s.router);
-        c.experts_gate_up = pick(s.experts_gate_up);
-        c.experts_down = pick(s.experts_down);
+        for (auto member : layer_members())
+            c.*member = pick(s.*member);
         w.layers.push_back(c);
     }
     w.final_norm = pick(m.final_norm_weight());
@@ -84,12 +72,12 @@ struct Qkv {
 // Model::attention's projections, norms and RoPE for one sequence x [1, T, H].
 Qkv project(const Model &m, const LayerWeights &L, const torch::Tensor &x, const torch::Tensor &cos,
             const torch::Tensor &sin) {
-    const int64_t T = x.size(1), D = m.config().head_dim;
+    const int64_t T = x.size(1);
     const int64_t G = m.kv_heads(), nH = m.config().num_attention_heads;
     Qkv p;
-    p.q = m.rms_norm(torch::linear(x, L.q_proj).view({1, T, nH, D}), L.q_norm).transpose(1, 2);
-    p.k = m.rms_norm(torch::linear(x, L.k_proj).view({1, T, G, D}), L.k_norm).transpose(1, 2);
-    p.v = torch::linear(x, L.v_proj).view({1, T, G, D}).transpose(1, 2).contiguous();
+    p.q = m.project_heads(x, L.q_proj, L.q_bias, L.q_norm, nH).transpose(1, 2);
+    p.k = m.project_heads(x, L.k_proj, L.k_bias, L.k_norm, G).transpose(1, 2);
+    p.v = m.project_heads(x, L.v_proj, L.v_bias, torch::Tensor(), G).transpose(1, 2).contiguous();
     torch::Tensor c = cos.narrow(0, 0, T), s = sin.narrow(0, 0, T);
     p.q = (p.q * c + rotate_half(p.q) * s).contiguous();
     p.k = (p.k * c + rotate_half(p.k) * s).contiguous();
@@ -125,8 +113,9 @@ torch::Tensor mlp(const Model &m, const LayerWeights &L, const torch::Tensor &x)
     if (L.router.defined())
         return feed_forward(m.config(), L, x.reshape({-1, x.size(-1)}), m.block_bytes())
             .view(x.sizes());
-    return torch::linear(torch::silu(torch::linear(x, L.gate_proj)) * torch::linear(x, L.up_proj),
-                         L.down_proj);
+    return torch::linear(torch::silu(torch::linear(x, L.gate_proj, L.gate_bias)) *
+                             torch::linear(x, L.up_proj, L.up_bias),
+                         L.down_proj, L.down_bias);
 }
 
 // bool [T, T]: causal; with `w`, the SWA region (s > t - window or s < sink).
@@ -166,7 +155,7 @@ torch::Tensor gated_nll_with(Model &m, const Weights &wt, const Sample &s,
         torch::Tensor g = gates.select(0, l).to(m.dtype()).view({1, G, 1, 1, 1});
         torch::Tensor mixed = g * of + torch::rsub(g, 1.0) * os;
         torch::Tensor o = mixed.permute({0, 3, 1, 2, 4}).reshape({1, T, nH * D});
-        h = h + torch::linear(o, L.o_proj);
+        h = h + torch::linear(o, L.o_proj, L.o_bias);
         h = h + mlp(m, L, m.rms_norm(h, L.post_norm));
     }
     // Answer token j is predicted at position P - 1 + j.
@@ -349,11 +338,11 @@ std::vector<double> duo_on_the_fly(Model &m, const Task &task) {
         for (int64_t l = 0; l < L; l++) {
             const LayerWeights &W = m.layer(l);
             torch::Tensor x = m.rms_norm(h, W.input_norm);
-            torch::Tensor q = m.rms_norm(torch::linear(x, W.q_proj).view({1, T, nH, D}), W.q_norm)
+            torch::Tensor q = m.project_heads(x, W.q_proj, W.q_bias, W.q_norm, nH)
                                   .to(torch::kFloat32)
                                   .mean(1)
                                   .view({G, r, D});
-            torch::Tensor k = m.rms_norm(torch::linear(x, W.k_proj).view({1, T, G, D}), W.k_norm)
+            torch::Tensor k = m.project_heads(x, W.k_proj, W.k_bias, W.k_norm, G)
                                   .to(torch::kFloat32)
                                   .mean(1)
                                   .view({G, 1, D});

@@ -186,7 +186,7 @@ BOSCH_TORCH_API bosch_problem *bosch_torch_model_problem(const bosch_torch_model
                                                              : BOSCH_E_NOMEM,
                            bosch_create_error());
     // The config's sliding layers are SWA whatever the mask says.
-    const Qwen3Config &c = md.config();
+    const ModelConfig &c = md.config();
     for (size_t l = 0; l < c.layer_sliding.size(); l++)
         if (c.layer_sliding[l])
             for (uint32_t g = 0; g < uint32_t(md.kv_heads()); g++)
@@ -214,7 +214,7 @@ BOSCH_TORCH_API int bosch_torch_model_experts(const bosch_torch_model *m, uint32
                                               uint32_t *per_token, uint32_t *sparse_layers) {
     if (!m || !m->model)
         return BOSCH_E_INVALID;
-    const Qwen3Config &c = m->model->config();
+    const ModelConfig &c = m->model->config();
     uint32_t n = 0;
     for (int64_t l = 0; l < c.num_hidden_layers; l++)
         n += c.sparse(l) ? 1 : 0;

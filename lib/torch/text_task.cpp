@@ -1,11 +1,14 @@
 // Text tasks (libbosch-text) as token tasks: the rendered prompt and the
-// teacher-forcing target are encoded with the model's tokenizer; the answer
-// strings stay for the match metric.
+// teacher-forcing target are encoded with the model's tokenizer (the prompt
+// with the tokenizer's leading special tokens); the answer strings stay for
+// the match metric.
 #include "tasks.hpp"
 
 #include "failure.hpp"
 
 #include "bosch/text.h"
+
+#include <algorithm>
 
 namespace bosch_torch {
 
@@ -21,6 +24,21 @@ std::vector<int32_t> encode(const bosch_tokenizer *tok, const char *s, size_t le
     std::vector<int32_t> out(ids, ids + n);
     bosch_text_free(ids);
     return out;
+}
+
+// The special tokens the tokenizer's template puts before a text (Llama 2's
+// <s>, Llama 3's <|begin_of_text|>; none for Qwen3), as Hugging Face's
+// encode adds them, unless the prompt already starts with them (a chat
+// format that writes its BOS as text). Its end tokens are not added: the
+// model continues the prompt.
+void with_leading_specials(const bosch_tokenizer *tok, std::vector<int32_t> &prompt) {
+    const int32_t *before = nullptr, *after = nullptr;
+    size_t nb = 0, na = 0;
+    if (bosch_tokenizer_template(tok, &before, &nb, &after, &na) != BOSCH_OK || nb == 0)
+        return;
+    if (prompt.size() >= nb && std::equal(before, before + nb, prompt.begin()))
+        return;
+    prompt.insert(prompt.begin(), before, before + nb);
 }
 
 } // namespace
@@ -44,6 +62,7 @@ Task from_text(const bosch_text_task *tt, const bosch_tokenizer *tok, unsigned c
         try {
             // The chat markup (<|im_start|>, ...) must become its special ids.
             s.prompt = encode(tok, text, len, 0, "the prompt of " + where);
+            with_leading_specials(tok, s.prompt);
         } catch (...) {
             bosch_text_free(text);
             throw;

@@ -7,7 +7,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!fuzz_file("config.json", data, size))
         return 0;
-    bosch_torch::Qwen3Config cfg;
+    bosch_torch::ModelConfig cfg;
     (void)bosch_torch::load_config(fuzz_dir(), cfg);
     return 0;
 }

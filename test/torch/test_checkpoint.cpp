@@ -102,7 +102,7 @@ static bool same_maps(const TensorMap &a, const TensorMap &b) {
 }
 
 // Full load as the model does it.
-static std::string load_all(const std::string &dir, Qwen3Config &cfg, TensorMap &w) {
+static std::string load_all(const std::string &dir, ModelConfig &cfg, TensorMap &w) {
     std::string e = load_config(dir, cfg);
     if (e.empty())
         e = load_weights(dir, w);
@@ -129,7 +129,7 @@ static void test_round_trips() {
                 std::string dir = subdir("rt" + std::to_string(k));
                 TensorMap written, w;
                 EXPECT_OK(write_tiny_qwen3(dir, s, &written));
-                Qwen3Config c;
+                ModelConfig c;
                 EXPECT_OK(load_all(dir, c, w));
                 EXPECT(same_maps(written, w));
                 EXPECT(w.count("lm_head.weight") == (tie ? 0u : 1u));
@@ -170,7 +170,7 @@ static void test_round_trips() {
     std::string d = subdir("odd");
     TensorMap written, w;
     EXPECT_OK(write_tiny_qwen3(d, q, &written));
-    Qwen3Config cfg;
+    ModelConfig cfg;
     EXPECT_OK(load_all(d, cfg, w));
     EXPECT(same_maps(written, w));
     EXPECT(w.at("model.layers.2.self_attn.q_proj.weight").sizes() == torch::IntArrayRef({96, 48}));
@@ -405,7 +405,7 @@ static void test_truncation_and_fuzz() {
 
 // config.json variations, built by editing the tiny config with json-c.
 static std::string config_with(const TinySpec &s, const std::function<void(json_object *)> &edit,
-                               const std::string &name, Qwen3Config *loaded = nullptr) {
+                               const std::string &name, ModelConfig *loaded = nullptr) {
     std::string dir = subdir(name);
     std::string e = write_tiny_qwen3(dir, s);
     if (!e.empty())
@@ -416,7 +416,7 @@ static std::string config_with(const TinySpec &s, const std::function<void(json_
     json_object_put(root);
     if (!e.empty())
         return e;
-    Qwen3Config c;
+    ModelConfig c;
     e = load_config(dir, c);
     if (loaded)
         *loaded = c;
@@ -426,7 +426,7 @@ static std::string config_with(const TinySpec &s, const std::function<void(json_
 // Loads a config edited by `edit`; the sliding layers and window it gives.
 static std::string hybrid(const TinySpec &s, const std::function<void(json_object *)> &edit,
                           std::vector<uint8_t> &layers, int64_t &window) {
-    Qwen3Config c;
+    ModelConfig c;
     std::string e = config_with(s, edit, "cfg_hybrid", &c);
     layers = c.layer_sliding;
     window = c.sliding_window;
@@ -573,12 +573,151 @@ static void test_hybrid_config(TinySpec s) {
                "max_window_layers", "non-negative");
 }
 
+// The families beyond Qwen3 (family_*.cpp), read from the tiny config with
+// its architecture replaced: the layer flags, transformers' defaults, the
+// windows; and the RoPE parameters of each type (rope.cpp).
+static void set_field(json_object *r, const char *k, json_object *v) {
+    json_object_object_del(r, k);
+    json_object_object_add(r, k, v);
+}
+
+static std::function<void(json_object *)> as_family(const char *arch,
+                                                    std::function<void(json_object *)> more) {
+    return [=](json_object *r) {
+        set_field(r, "architectures", types({arch}));
+        if (more)
+            more(r);
+    };
+}
+
+static void test_families_config(TinySpec s) {
+    s.layers = 3;
+    ModelConfig c;
+    // Llama: no q/k norm, biases as the config says, head_dim and
+    // max_position_embeddings from LlamaConfig's defaults, no window.
+    EXPECT_OK(config_with(s, as_family("LlamaForCausalLM", [](json_object *r) {
+                              json_object_object_del(r, "head_dim");
+                              json_object_object_del(r, "max_position_embeddings");
+                              set_field(r, "attention_bias", json_object_new_boolean(1));
+                              set_field(r, "mlp_bias", json_object_new_boolean(1));
+                              set_field(r, "sliding_window", json_object_new_int(4));
+                          }),
+                          "cfg_fam", &c));
+    EXPECT(c.architecture == "LlamaForCausalLM" && !c.qk_norm && c.qkv_bias && c.o_bias &&
+           c.mlp_bias);
+    EXPECT(c.head_dim == s.hidden / s.heads && c.max_position_embeddings == 2048);
+    EXPECT(c.sliding_window == 0);
+    {
+        TensorMap w;
+        EXPECT_OK(load_weights(g_tmp + "/cfg_fam", w));
+        EXPECT_ERR(check_weights(c, w), "missing tensor model.layers.0.self_attn.q_proj.bias");
+    }
+    EXPECT_ERR(config_with(s, as_family("LlamaForCausalLM", [](json_object *r) {
+                               set_field(r, "mlp_bias", json_object_new_string("yes"));
+                           }),
+                           "cfg_fam"),
+               "mlp_bias", "boolean");
+    // Mistral: its window on every layer, 4096 when absent, none when null.
+    EXPECT_OK(config_with(s, as_family("MistralForCausalLM", [](json_object *r) {
+                              json_object_object_del(r, "sliding_window");
+                              json_object_object_del(r, "max_position_embeddings");
+                          }),
+                          "cfg_fam", &c));
+    EXPECT(c.sliding_window == 4096 && c.layer_sliding == std::vector<uint8_t>({1, 1, 1}));
+    EXPECT(!c.qk_norm && !c.qkv_bias && !c.o_bias && c.max_position_embeddings == 4096 * 32);
+    EXPECT_OK(config_with(s, as_family("MistralForCausalLM", [](json_object *r) {
+                              set_field(r, "sliding_window", json_object_new_int(7));
+                              // Mistral reads no layer_types (transformers ignores them).
+                              set_field(r, "layer_types",
+                                        types({"full_attention", "full_attention",
+                                               "full_attention"}));
+                          }),
+                          "cfg_fam", &c));
+    EXPECT(c.sliding_window == 7 && c.layer_sliding == std::vector<uint8_t>({1, 1, 1}));
+    EXPECT_OK(config_with(s, as_family("MistralForCausalLM", [](json_object *r) {
+                              set_field(r, "sliding_window", nullptr);
+                          }),
+                          "cfg_fam", &c));
+    EXPECT(c.sliding_window == 0 && c.layer_sliding == std::vector<uint8_t>({0, 0, 0}));
+    // Qwen2: q/k/v biases (always), the hybrid layers as Qwen3's.
+    EXPECT_OK(config_with(s, as_family("Qwen2ForCausalLM", [](json_object *r) {
+                              set_field(r, "use_sliding_window", json_object_new_boolean(1));
+                              set_field(r, "sliding_window", json_object_new_int(5));
+                              set_field(r, "max_window_layers", json_object_new_int(1));
+                              json_object_object_del(r, "layer_types");
+                          }),
+                          "cfg_fam", &c));
+    EXPECT(!c.qk_norm && c.qkv_bias && !c.o_bias && !c.mlp_bias);
+    EXPECT(c.sliding_window == 5 && c.layer_sliding == std::vector<uint8_t>({0, 1, 1}));
+    // Two families at once.
+    EXPECT_ERR(config_with(s, [](json_object *r) {
+                   set_field(r, "architectures", types({"LlamaForCausalLM", "Qwen2ForCausalLM"}));
+               },
+               "cfg_fam"),
+               "architectures names both", "LlamaForCausalLM");
+}
+
+static void test_rope_config(TinySpec s) {
+    ModelConfig c;
+    auto rope = [&](const char *json) {
+        return as_family("LlamaForCausalLM", [=](json_object *r) {
+            json_object_object_del(r, "rope_theta");
+            set_field(r, "max_position_embeddings", json_object_new_int(256));
+            set_field(r, "rope_parameters", json_tokener_parse(json));
+        });
+    };
+    EXPECT_OK(config_with(s, rope(R"({"rope_type": "llama3", "factor": 8.0,
+        "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 64, "rope_theta": 500000.0})"),
+                          "cfg_rope", &c));
+    EXPECT(c.rope.type == "llama3" && c.rope.factor == 8.0 && c.rope_theta == 500000.0 &&
+           c.rope.original_max_position_embeddings == 64);
+    // yarn: factor null = max_position_embeddings / original; attention
+    // factor 0.1 ln(factor) + 1 unless given.
+    EXPECT_OK(config_with(s, rope(R"({"rope_type": "yarn", "factor": null,
+        "original_max_position_embeddings": 64})"),
+                          "cfg_rope", &c));
+    EXPECT(c.rope.factor == 4.0 && std::abs(c.rope.attention_factor - (0.1 * std::log(4.0) + 1)) <
+                                        1e-15);
+    EXPECT(c.rope.original_max_position_embeddings == 64 && c.rope.beta_fast == 32);
+    // original_max_position_embeddings defaults to max_position_embeddings.
+    EXPECT_OK(config_with(s, rope(R"({"rope_type": "yarn", "factor": 2.0})"), "cfg_rope", &c));
+    EXPECT(c.rope.original_max_position_embeddings == 256);
+    // longrope: a factor per frequency (head_dim / 2 of each).
+    const int64_t half = s.head_dim / 2;
+    std::string f = "[";
+    for (int64_t i = 0; i < half; i++)
+        f += (i ? ", " : "") + std::to_string(1 + i);
+    f += "]";
+    const std::string lr = R"({"rope_type": "longrope", "original_max_position_embeddings": 64,
+        "short_factor": )" + f + R"(, "long_factor": )" + f + "}";
+    EXPECT_OK(config_with(s, rope(lr.c_str()), "cfg_rope", &c));
+    EXPECT(int64_t(c.rope.short_factor.size()) == half && c.rope.factor == 4.0);
+    EXPECT(std::abs(c.rope.attention_factor - std::sqrt(1 + std::log(4.0) / std::log(64.0))) <
+           1e-15);
+    EXPECT_ERR(config_with(s, rope(R"({"rope_type": "longrope", "short_factor": [1.0],
+        "long_factor": [1.0]})"),
+                           "cfg_rope"),
+               "short_factor", "head_dim / 2");
+    EXPECT_ERR(config_with(s, rope(R"({"rope_type": "linear", "factor": -2})"), "cfg_rope"),
+               "factor", "positive");
+    EXPECT_ERR(config_with(s, rope(R"({"rope_type": "default", "partial_rotary_factor": 0.5})"),
+                           "cfg_rope"),
+               "partial_rotary_factor", "not supported");
+    // rope_scaling (the older name) is what transformers takes when both are given.
+    EXPECT_OK(config_with(s, as_family("LlamaForCausalLM", [](json_object *r) {
+                              set_field(r, "rope_scaling",
+                                        json_tokener_parse(R"({"type": "linear", "factor": 3})"));
+                          }),
+                          "cfg_rope", &c));
+    EXPECT(c.rope.type == "linear" && c.rope.factor == 3.0);
+}
+
 static void test_config() {
     TinySpec s;
     const char *required[] = {"architectures",       "vocab_size",        "hidden_size",
                               "intermediate_size",   "num_hidden_layers", "num_attention_heads",
-                              "num_key_value_heads", "head_dim",          "rms_norm_eps",
-                              "rope_theta"};
+                              "num_key_value_heads", "head_dim",          "rms_norm_eps"};
     for (const char *f : required)
         EXPECT_ERR(config_with(
                        s, [&](json_object *r) { json_object_object_del(r, f); }, "cfg"),
@@ -666,11 +805,11 @@ static void test_config() {
                    s,
                    [&](json_object *r) {
                        json_object *a = json_object_new_array();
-                       json_object_array_add(a, json_object_new_string("LlamaForCausalLM"));
+                       json_object_array_add(a, json_object_new_string("GPT2LMHeadModel"));
                        json_object_object_add(r, "architectures", a);
                    },
                    "cfg"),
-               "unsupported architecture", "LlamaForCausalLM");
+               "unsupported architecture", "GPT2LMHeadModel", "bosch.hf");
     EXPECT_ERR(config_with(
                    s,
                    [&](json_object *r) {
@@ -679,7 +818,9 @@ static void test_config() {
                        json_object_object_add(r, "architectures", a);
                    },
                    "cfg"),
-               "Qwen2MoeForCausalLM", "supported: Qwen3ForCausalLM, Qwen3MoeForCausalLM");
+               "Qwen2MoeForCausalLM",
+               "supported: Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2ForCausalLM, "
+               "LlamaForCausalLM, MistralForCausalLM");
     EXPECT_ERR(config_with(
                    s,
                    [&](json_object *r) {
@@ -701,7 +842,7 @@ static void test_config() {
         TinySpec t;
         t.tie = true;
         EXPECT_OK(write_tiny_qwen3(dir, t));
-        Qwen3Config c;
+        ModelConfig c;
         EXPECT_OK(load_config(dir, c));
         EXPECT(c.tie_word_embeddings);
         EXPECT_OK(config_with(
@@ -721,7 +862,7 @@ static void test_config() {
     {
         std::string dir = subdir("cfg_new");
         EXPECT_OK(write_tiny_qwen3(dir, n));
-        Qwen3Config c;
+        ModelConfig c;
         EXPECT_OK(load_config(dir, c));
         EXPECT(c.rope_theta == 5e5);
     }
@@ -738,15 +879,21 @@ static void test_config() {
             json_object_object_add(r, "rope_theta", json_object_new_double(5e5));
         },
         "cfg"));
-    EXPECT_ERR(config_with(
-                   n,
-                   [&](json_object *r) {
-                       json_object *p = nullptr;
-                       json_object_object_get_ex(r, "rope_parameters", &p);
-                       json_object_object_del(p, "rope_theta");
-                   },
-                   "cfg"),
-               "missing field rope_theta");
+    // No rope_theta anywhere: transformers' default_theta, 10000.
+    {
+        ModelConfig c;
+        EXPECT_OK(config_with(
+            n,
+            [&](json_object *r) {
+                json_object *p = nullptr;
+                json_object_object_get_ex(r, "rope_parameters", &p);
+                json_object_object_del(p, "rope_theta");
+            },
+            "cfg"));
+        EXPECT_OK(load_config(g_tmp + "/cfg", c));
+        EXPECT(c.rope_theta == 10000.0);
+    }
+    // yarn reads its factor (null: the positions' ratio).
     EXPECT_ERR(config_with(
                    n,
                    [&](json_object *r) {
@@ -755,7 +902,7 @@ static void test_config() {
                        json_object_object_add(p, "rope_type", json_object_new_string("yarn"));
                    },
                    "cfg"),
-               "unsupported rope_parameters type", "yarn");
+               "rope_parameters", "yarn", "needs factor");
     EXPECT_ERR(config_with(
                    n,
                    [&](json_object *r) {
@@ -774,10 +921,22 @@ static void test_config() {
     };
     EXPECT_OK(config_with(s, scaling("rope_type", "default"), "cfg"));
     EXPECT_OK(config_with(s, scaling("type", "default"), "cfg"));
-    for (const char *t : {"yarn", "linear", "dynamic", "llama3", "longrope"}) {
-        EXPECT_ERR(config_with(s, scaling("rope_type", t), "cfg"), "rope_scaling", t);
-        EXPECT_ERR(config_with(s, scaling("type", t), "cfg"), "rope_scaling", t);
+    // The types transformers implements (rope.cpp) are read with their
+    // parameters; a missing one is named; other types are refused by name.
+    for (const char *t : {"yarn", "linear", "dynamic"}) {
+        EXPECT_OK(config_with(s, scaling("rope_type", t), "cfg"));
+        EXPECT_OK(config_with(s, scaling("type", t), "cfg"));
+        ModelConfig c;
+        EXPECT_OK(load_config(g_tmp + "/cfg", c));
+        EXPECT(c.rope.type == t && c.rope.factor == 4.0);
     }
+    EXPECT_ERR(config_with(s, scaling("rope_type", "llama3"), "cfg"), "rope_scaling", "llama3",
+               "low_freq_factor");
+    EXPECT_ERR(config_with(s, scaling("type", "longrope"), "cfg"), "rope_scaling",
+               "short_factor");
+    for (const char *t : {"proportional", "su", "mrope"})
+        EXPECT_ERR(config_with(s, scaling("rope_type", t), "cfg"), "rope_scaling", t,
+                   "not supported");
     EXPECT_ERR(config_with(
                    s,
                    [&](json_object *r) {
@@ -795,20 +954,37 @@ static void test_config() {
                    },
                    "cfg"),
                "hidden_act", "gelu");
+    // Qwen3's attention_bias: biases on q, k, v and o, which the weights must then hold.
+    {
+        ModelConfig c;
+        EXPECT_OK(config_with(
+            s,
+            [&](json_object *r) {
+                json_object_object_add(r, "attention_bias", json_object_new_boolean(1));
+            },
+            "cfg"));
+        EXPECT_OK(load_config(g_tmp + "/cfg", c));
+        EXPECT(c.qk_norm && c.qkv_bias && c.o_bias && !c.mlp_bias);
+        TensorMap w;
+        EXPECT_OK(load_weights(g_tmp + "/cfg", w));
+        EXPECT_ERR(check_weights(c, w), "missing tensor model.layers.0.self_attn.q_proj.bias");
+    }
     EXPECT_ERR(config_with(
                    s,
                    [&](json_object *r) {
-                       json_object_object_add(r, "attention_bias", json_object_new_boolean(1));
+                       json_object_object_add(r, "attention_bias", json_object_new_int(1));
                    },
                    "cfg"),
-               "attention_bias");
+               "attention_bias", "boolean");
     // Hybrid configs as transformers' Qwen3Config reads them.
     test_hybrid_config(s);
+    test_families_config(s);
+    test_rope_config(s);
     // Not JSON / not an object / absent.
     {
         std::string dir = subdir("cfg_bad");
         EXPECT_OK(write_tiny_qwen3(dir, s));
-        Qwen3Config c;
+        ModelConfig c;
         EXPECT_OK(write_file(dir + "/config.json", "{\"architectures\": [\"Qwen3ForCausalLM\"],"));
         EXPECT_ERR(load_config(dir, c), "config.json", "invalid JSON");
         EXPECT_OK(write_file(dir + "/config.json", "[]"));
@@ -826,7 +1002,7 @@ static void test_weights_check() {
     std::string dir = subdir("chk");
     TensorMap w;
     EXPECT_OK(write_tiny_qwen3(dir, s, &w));
-    Qwen3Config c;
+    ModelConfig c;
     EXPECT_OK(load_config(dir, c));
     EXPECT_OK(check_weights(c, w));
     // Missing tensor.
@@ -844,7 +1020,7 @@ static void test_weights_check() {
     m["model.layers.1.self_attn.q_norm.weight"] = torch::zeros({8, 1});
     EXPECT_ERR(check_weights(c, m), "q_norm", "[8, 1]", "expected [8]");
     // Tied: lm_head optional, but a present one must have the right shape.
-    Qwen3Config ct = c;
+    ModelConfig ct = c;
     ct.tie_word_embeddings = true;
     m = w;
     m.erase("lm_head.weight");
@@ -853,12 +1029,12 @@ static void test_weights_check() {
     m["lm_head.weight"] = torch::zeros({32, 64});
     EXPECT_ERR(check_weights(ct, m), "lm_head.weight", "expected [64, 32]");
     // A config with more layers than the weights.
-    Qwen3Config c3 = c;
+    ModelConfig c3 = c;
     c3.num_hidden_layers = 3;
     EXPECT_ERR(check_weights(c3, w), "model.layers.2.");
     // A config claiming millions of layers is refused at once, without a
     // list of the tensors it would need.
-    Qwen3Config huge = c;
+    ModelConfig huge = c;
     huge.num_hidden_layers = 16777216;
     EXPECT_ERR(check_weights(huge, w), "num_hidden_layers 16777216", "model.layers.2.* is missing");
     // The parameters a config implies equal the tensors' elements; a config
@@ -873,13 +1049,13 @@ static void test_weights_check() {
         EXPECT_ERR(check_memory(c, 2 * elements - 1), "parameters", "GiB of memory");
         EXPECT_ERR(check_memory(huge, 64.0 * (1 << 30)), "num_hidden_layers 16777216",
                    "more than the 64 GiB");
-        Qwen3Config wide = c;
+        ModelConfig wide = c;
         wide.vocab_size = int64_t(1) << 24;
         wide.hidden_size = int64_t(1) << 20;
         EXPECT_ERR(check_memory(wide, 64.0 * (1 << 30)), "vocab_size 16777216 x hidden_size");
     }
     // A config with fewer layers than the weights contradicts them.
-    Qwen3Config c1 = c;
+    ModelConfig c1 = c;
     c1.num_hidden_layers = 1;
     EXPECT_ERR(check_weights(c1, w), "num_hidden_layers 1", "model.layers.1",
                "contradicts the checkpoint");
@@ -918,7 +1094,7 @@ static void test_index() {
     const std::string index = read_file(dir + "/model.safetensors.index.json");
     EXPECT(index.find("model-00003-of-00003.safetensors") != std::string::npos);
     TensorMap w;
-    Qwen3Config c;
+    ModelConfig c;
     EXPECT_OK(load_all(dir, c, w));
 
     auto with_index = [&](const std::string &text) {
@@ -996,7 +1172,7 @@ static void test_duplicate_keys() {
     std::string cfg = tiny_config_json(s);
     EXPECT(cfg.size() > 2 && cfg[0] == '{');
     EXPECT_OK(write_file(dir + "/config.json", "{\"head_dim\": 4,\n" + cfg.substr(1)));
-    Qwen3Config c;
+    ModelConfig c;
     EXPECT_ERR(load_config(dir, c), "config.json: line ", "key \"head_dim\" is given twice",
                "(give each key once)");
     EXPECT_OK(write_file(dir + "/config.json", "{\"\\u0068ead_dim\": 4,\n" + cfg.substr(1)));

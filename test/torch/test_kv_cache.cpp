@@ -24,7 +24,7 @@ using namespace bosch_torch_test;
 
 namespace {
 
-Qwen3Config config_of(const TinySpec &spec) {
+ModelConfig config_of(const TinySpec &spec) {
     return tiny_config(spec);
 }
 
@@ -187,7 +187,7 @@ int main() {
     auto t0 = std::chrono::steady_clock::now();
     try {
         TinySpec spec = gqa_spec(7); // 3 layers x 2 KV groups, vocabulary 50
-        Qwen3Config cfg = config_of(spec);
+        ModelConfig cfg = config_of(spec);
         TensorMap w0 = tiny_qwen3_tensors(spec);
         auto m = Model::from_weights(cfg, w0, torch::kCPU, torch::kFloat32);
         const int64_t L = cfg.num_hidden_layers, G = cfg.num_key_value_heads;
@@ -211,7 +211,7 @@ int main() {
                       run(*m, {random_tokens(3, 50, 4), p10, random_tokens(7, 50, 5)},
                           units_of({"000000", "111111", "100110"}, L, G), Window{4, 1}, 10));
         // A hybrid config: layer 1 slides over 5 tokens whatever the units.
-        Qwen3Config hy = cfg;
+        ModelConfig hy = cfg;
         hy.layer_sliding = {0, 1, 0};
         hy.sliding_window = 5;
         TensorMap w1 = tiny_qwen3_tensors(spec);

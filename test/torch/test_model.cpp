@@ -154,12 +154,19 @@ static void test_load_and_errors(const std::string &dir) {
     std::string cfg = tiny_config_json(gqa_spec());
     size_t at = cfg.find("Qwen3ForCausalLM");
     EXPECT(at != std::string::npos);
-    cfg.replace(at, std::strlen("Qwen3ForCausalLM"), "LlamaForCausalLM");
+    cfg.replace(at, std::strlen("Qwen3ForCausalLM"), "GPT2LMHeadModel");
     write_file(bad + "/config.json", cfg);
     EXPECT(copy_file(dir + "/model.safetensors", bad + "/model.safetensors").empty());
     EXPECT_ST(created(m2 = bosch_torch_model_open(bad.c_str(), BOSCH_TORCH_DEVICE_CPU, 0)),
               BOSCH_E_INVALID);
-    EXPECT_MSG("LlamaForCausalLM");
+    EXPECT_MSG("GPT2LMHeadModel");
+    // A supported family whose layer reads less than the weights hold (Qwen3's
+    // q_norm under a Llama config): refused naming the tensor, not dropped.
+    cfg.replace(cfg.find("GPT2LMHeadModel"), std::strlen("GPT2LMHeadModel"), "LlamaForCausalLM");
+    write_file(bad + "/config.json", cfg);
+    EXPECT_ST(created(m2 = bosch_torch_model_open(bad.c_str(), BOSCH_TORCH_DEVICE_CPU, 0)),
+              BOSCH_E_INVALID);
+    EXPECT_MSG("self_attn.k_norm.weight is not read by LlamaForCausalLM");
     // Weights missing.
     std::string nowt = g_tmp + "/noweights";
     EXPECT(make_dirs(nowt).empty());
@@ -294,7 +301,7 @@ static void test_unit_locality(const std::string &dir) {
 // query heads j*r .. j*r+r-1 of that layer.
 static void test_gqa_mapping(const TinySpec &spec) {
     const int64_t T = 10, D = spec.head_dim, r = spec.heads / spec.kv_heads;
-    Qwen3Config cfg = tiny_config(spec);
+    ModelConfig cfg = tiny_config(spec);
     TensorMap base = tiny_qwen3_tensors(spec);
     auto copy = [&](const TensorMap &w) {
         TensorMap c;
@@ -901,7 +908,7 @@ static void test_cache_budget(bosch_torch_model *m) {
         // Unbounded forwards: the largest bucket's (3 samples x 25
         // positions, batch 1) at the widest projection, 16 copies, plus one
         // block.
-        const Qwen3Config &c = m->model->config();
+        const ModelConfig &c = m->model->config();
         const int64_t width =
             std::max<int64_t>(c.hidden_size, c.num_attention_heads * c.head_dim);
         if (on_cpu)

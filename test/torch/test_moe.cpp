@@ -88,7 +88,7 @@ static void test_experts_per_token() {
         TinySpec s = moe_spec();
         s.norm_topk = norm;
         s.experts_per_tok = norm ? 2 : 3;
-        Qwen3Config cfg;
+        ModelConfig cfg;
         std::string dir = write_model(norm ? "experts-norm" : "experts-raw", s);
         EXPECT(load_config(dir, cfg).empty());
         TensorMap w = tiny_qwen3_tensors(s);
@@ -147,17 +147,17 @@ static void test_config() {
             throw std::runtime_error("test_config: no '" + from + "' in config");
         t.replace(at, from.size(), to);
         EXPECT(write_file(dir + "/config.json", t).empty());
-        Qwen3Config c;
+        ModelConfig c;
         return load_config(dir, c);
     };
     auto cfg_of = [&](const std::string &from, const std::string &to) {
         with(from, to);
-        Qwen3Config c;
+        ModelConfig c;
         std::string e = load_config(dir, c);
         EXPECT(e.empty());
         return c;
     };
-    Qwen3Config c = cfg_of("\"num_experts\": 6", "\"num_experts\": 6");
+    ModelConfig c = cfg_of("\"num_experts\": 6", "\"num_experts\": 6");
     EXPECT(c.moe && c.num_experts == 6 && c.num_experts_per_tok == 2 &&
            c.moe_intermediate_size == 12 && c.norm_topk_prob);
     EXPECT(c.layer_sparse == std::vector<uint8_t>({1, 0, 1}));
@@ -186,7 +186,7 @@ static void test_config() {
         u.erase(u.find("\"head_dim\": 8,"), 14);
         u.replace(u.find("\"num_attention_heads\": 6"), 24, "\"num_attention_heads\": 5");
         EXPECT(write_file(dir + "/config.json", u).empty());
-        Qwen3Config v;
+        ModelConfig v;
         EXPECT_ERR(load_config(dir, v), "head_dim", "not a multiple of num_attention_heads 5");
     }
     EXPECT_ERR(with("\"decoder_sparse_step\": 1", "\"decoder_sparse_step\": 0"),
@@ -254,7 +254,7 @@ static void test_layouts() {
         uint64_t bytes = 0;
         EXPECT(bosch_torch_model_memory(a, &bytes, nullptr) == BOSCH_OK);
         EXPECT(double(bytes) == 4 * implied_parameters([&] {
-                   Qwen3Config c;
+                   ModelConfig c;
                    load_config(hub, c);
                    return c;
                }()));
@@ -282,7 +282,7 @@ static void test_layouts() {
     double n = 0;
     for (const auto &kv : w)
         n += double(kv.second.numel());
-    Qwen3Config c;
+    ModelConfig c;
     EXPECT(load_config(hub, c).empty());
     EXPECT(implied_parameters(c) == n);
     EXPECT(check_memory(c, 2 * n).empty());
@@ -292,7 +292,7 @@ static void test_layouts() {
 // Broken expert tensors: each named, nothing loaded.
 static void test_weight_errors() {
     TinySpec s = moe_spec();
-    Qwen3Config c;
+    ModelConfig c;
     EXPECT(load_config(write_model("errors", s), c).empty());
     const std::string p = "model.layers.2.mlp.experts.";
     {
@@ -341,7 +341,7 @@ static void test_weight_errors() {
         // A config that makes layer 1 sparse against weights with a dense layer 1.
         TinySpec d = s;
         d.mlp_only_layers = {};
-        Qwen3Config all;
+        ModelConfig all;
         EXPECT(load_config(write_model("all-sparse", d), all).empty());
         TensorMap w = tiny_qwen3_tensors(s);
         EXPECT(fuse_experts(all, w).empty());

@@ -30,7 +30,7 @@ static std::string g_tmp;
 // GQA with 3 query heads per KV head.
 static TinySpec gqa_spec() { return bosch_torch_test::gqa_spec(11); }
 
-static Qwen3Config config_of(const TinySpec &spec) {
+static ModelConfig config_of(const TinySpec &spec) {
     return tiny_config(spec);
 }
 

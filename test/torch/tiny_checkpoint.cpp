@@ -127,8 +127,8 @@ bool TinySpec::sparse(int64_t l) const {
     return experts > 0 && (l + 1) % sparse_step == 0;
 }
 
-bosch_torch::Qwen3Config tiny_config(const TinySpec &spec) {
-    bosch_torch::Qwen3Config cfg;
+bosch_torch::ModelConfig tiny_config(const TinySpec &spec) {
+    bosch_torch::ModelConfig cfg;
     cfg.vocab_size = spec.vocab;
     cfg.hidden_size = spec.hidden;
     cfg.intermediate_size = spec.intermediate;

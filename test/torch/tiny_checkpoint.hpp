@@ -46,7 +46,7 @@ struct TinySpec {
 // config.json text for the spec (the fields a real Qwen3 config has).
 std::string tiny_config_json(const TinySpec &spec);
 // The same as a parsed config, for Model::from_weights (dense fields only).
-bosch_torch::Qwen3Config tiny_config(const TinySpec &spec);
+bosch_torch::ModelConfig tiny_config(const TinySpec &spec);
 
 // The checkpoint's tensors, in spec.dtype, with Hugging Face names and shapes.
 // Deterministic in spec.seed (a private generator; the global torch seed is

@@ -1,5 +1,6 @@
-"""The transformers side: Qwen3ForCausalLM and Qwen3MoeForCausalLM with
-per-unit sliding windows.
+"""The transformers side: Qwen3ForCausalLM, Qwen3MoeForCausalLM,
+Qwen2ForCausalLM, LlamaForCausalLM and MistralForCausalLM with per-unit
+sliding windows.
 
 transformers has no per-head sliding window, so the reference runs inside
 transformers' own forward with an attention function of ours registered in
@@ -137,6 +138,33 @@ def logits(model, tokens, masks=None, window=1, sink=0):
 
 MOE_ARCH = "moe"
 
+# A CONFIGS entry's "arch" -> (config class, model class, model_type);
+# Qwen3 when absent.
+FAMILIES = {
+    None: ("Qwen3Config", "Qwen3ForCausalLM", "qwen3"),
+    MOE_ARCH: ("Qwen3MoeConfig", "Qwen3MoeForCausalLM", "qwen3_moe"),
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", "qwen2"),
+    "llama": ("LlamaConfig", "LlamaForCausalLM", "llama"),
+    "mistral": ("MistralConfig", "MistralForCausalLM", "mistral"),
+}
+# What a family's config can say about sliding windows: per-layer
+# layer_types (Qwen3, Qwen2), one window for every layer (Qwen3-MoE,
+# Mistral), none (Llama).
+LAYER_TYPES, ALL_LAYERS, NO_WINDOW = "layer_types", "all layers", "none"
+WINDOWS = {None: LAYER_TYPES, "qwen2": LAYER_TYPES, MOE_ARCH: ALL_LAYERS,
+           "mistral": ALL_LAYERS, "llama": NO_WINDOW}
+
+
+def arch_of(spec_or_cfg):
+    """The FAMILIES key of a CONFIGS entry or of a transformers config."""
+    if isinstance(spec_or_cfg, dict):
+        return spec_or_cfg.get("arch")
+    kind = getattr(spec_or_cfg, "model_type", "")
+    for arch, (_, _, model_type) in FAMILIES.items():
+        if model_type == kind:
+            return arch
+    raise ValueError("no family for model_type %r" % kind)
+
 
 def is_moe(spec_or_cfg):
     """A CONFIGS entry with "arch": "moe", or a Qwen3MoeConfig."""
@@ -145,34 +173,50 @@ def is_moe(spec_or_cfg):
     return getattr(spec_or_cfg, "model_type", "") == "qwen3_moe"
 
 
-def make_config(spec, max_len, swa=None, layer_types=None):
-    """A Qwen3Config (Qwen3MoeConfig for "arch": "moe") from a CONFIGS
-    entry: all full; every layer sliding over `swa` (stock
-    use_sliding_window; max_window_layers 0 for the dense architecture,
-    Qwen3MoeConfig has no such field and slides every layer); or
-    `layer_types` (a list of "full_attention"/"sliding_attention") over
-    `swa` (dense only: Qwen3MoeConfig has no layer_types)."""
-    from transformers import Qwen3Config
+def windows_of(spec_or_cfg):
+    return WINDOWS[arch_of(spec_or_cfg)]
+
+
+def make_config(spec, max_len, swa=None, layer_types=None, first_sliding=0):
+    """A config of the entry's family (Qwen3 when it names none): all full;
+    every layer sliding over `swa` (Qwen3 and Qwen2: stock
+    use_sliding_window with max_window_layers 0; Qwen3-MoE and Mistral:
+    their one window); or `layer_types` (a list of "full_attention" /
+    "sliding_attention") over `swa` (Qwen3 and Qwen2 only); `first_sliding`:
+    the max_window_layers of a `swa` config of Qwen3 or Qwen2. Llama has no
+    window: `swa` or `layer_types` is a ValueError. The entry's
+    rope_parameters (a dict: rope_type and its parameters) and
+    max_position_embeddings are used when given."""
+    import transformers
 
     kw = dict(spec)
-    moe = kw.pop("arch", None) == MOE_ARCH
-    kw.update(max_position_embeddings=max(4096, max_len), attention_bias=False,
-              hidden_act="silu")
+    arch = kw.pop("arch", None)
+    cfg_class = getattr(transformers, FAMILIES[arch][0])
+    windows = WINDOWS[arch]
+    rope = kw.pop("rope_parameters", None)
+    kw.setdefault("max_position_embeddings", max(4096, max_len))
+    kw.update(hidden_act="silu")
+    if arch not in ("qwen2", "mistral"):
+        kw.setdefault("attention_bias", False)
+    if (swa or layer_types) and windows == NO_WINDOW:
+        raise ValueError("%s has no sliding window" % FAMILIES[arch][0])
     if layer_types:
-        if moe:
-            raise ValueError("Qwen3MoeConfig has no layer_types")
+        if windows != LAYER_TYPES:
+            raise ValueError("%s has no layer_types" % FAMILIES[arch][0])
         kw.update(use_sliding_window=True, sliding_window=swa, layer_types=layer_types)
+    elif swa and windows == LAYER_TYPES:
+        kw.update(use_sliding_window=True, sliding_window=swa, max_window_layers=first_sliding)
     elif swa:
-        kw.update(use_sliding_window=True, sliding_window=swa)
-        if not moe:
-            kw.update(max_window_layers=0)
-    else:
-        kw.update(use_sliding_window=False, sliding_window=None)
-    if moe:
-        from transformers import Qwen3MoeConfig
-        cfg = Qwen3MoeConfig(**kw)
-    else:
-        cfg = Qwen3Config(**kw)
+        kw.update(sliding_window=swa)
+        if arch == MOE_ARCH:
+            kw.update(use_sliding_window=True)
+    elif windows != NO_WINDOW:
+        kw.update(sliding_window=None)
+        if arch != "mistral":
+            kw.update(use_sliding_window=False)
+    if rope is not None:
+        kw["rope_parameters"] = dict(rope, rope_theta=spec["rope_theta"])
+    cfg = cfg_class(**kw)
     # transformers >= 5 keeps RoPE settings in rope_parameters.
     rp = getattr(cfg, "rope_parameters", None)
     if isinstance(rp, dict):
@@ -181,12 +225,9 @@ def make_config(spec, max_len, swa=None, layer_types=None):
     return cfg
 
 
-def model_class(moe):
-    if moe:
-        from transformers import Qwen3MoeForCausalLM
-        return Qwen3MoeForCausalLM
-    from transformers import Qwen3ForCausalLM
-    return Qwen3ForCausalLM
+def model_class(arch):
+    import transformers
+    return getattr(transformers, FAMILIES[arch][1])
 
 
 def sparse_layers(cfg):
@@ -216,7 +257,7 @@ def build_model(cfg):
     """A Qwen3ForCausalLM (Qwen3MoeForCausalLM) of `cfg` with eager
     attention (and eager experts) and uninitialised weights (buffers such as
     RoPE's inv_freq are computed)."""
-    cls = model_class(is_moe(cfg))
+    cls = model_class(arch_of(cfg))
     kw = dict(attn_implementation="eager")
     if is_moe(cfg):
         kw.update(experts_implementation="eager")
@@ -281,14 +322,15 @@ def load(path, dtype, device):
 
     with open(os.path.join(path, "config.json")) as f:
         archs = json.load(f).get("architectures") or []
-    moe = "Qwen3MoeForCausalLM" in archs
+    arch = next((a for a, names in FAMILIES.items() if names[1] in archs), None)
+    moe = arch == MOE_ARCH
     major, minor = (int(x) for x in transformers_version().split(".")[:2])
     # transformers < 4.56 names the argument torch_dtype (and would take an
     # unknown dtype= for a config field).
     kw = {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": dtype}
     if moe:
         kw.update(experts_implementation="eager")
-    model = model_class(moe).from_pretrained(path, attn_implementation="eager", **kw)
+    model = model_class(arch).from_pretrained(path, attn_implementation="eager", **kw)
     if next(model.parameters()).dtype != dtype:
         raise RuntimeError("from_pretrained gave %s, not %s"
                            % (next(model.parameters()).dtype, dtype))
