@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Parity of libbosch-torch with Hugging Face transformers' Qwen3ForCausalLM
-and Qwen3MoeForCausalLM.
+"""Parity of libbosch-torch with Hugging Face transformers' Qwen3ForCausalLM,
+Qwen3MoeForCausalLM, Qwen2ForCausalLM, LlamaForCausalLM and
+MistralForCausalLM.
 
 Needs a Python with torch and transformers (5.x; 4.5x with Qwen3 should
 work for the dense configurations), and a built libbosch-torch. For each
@@ -22,6 +23,20 @@ transformers' on the same random tokens:
            norm_topk_prob, dense intermediate 6144, 48 layers, untied; 16
            experts instead of 128 and the vocabulary reduced (--vocab). A
            sparse layer holds ~95e6 parameters: use --layers.
+  llama-tiny   LlamaForCausalLM: 2 layers, hidden 96, 6 heads / 2 KV heads
+           (GQA 3:1, as SmolLM2), head_dim 16, attention_bias and
+           mlp_bias, tied embeddings; the suite also runs it with each rope
+           kind transformers has for Llama (ROPE_KINDS: linear, dynamic,
+           yarn, longrope, llama3, each where it differs from the default
+           at the suite's length)
+  smollm2  SmolLM2-135M's layer shapes (Llama): hidden 576, 9 heads / 3 KV
+           heads, head_dim 64, intermediate 1536, tied, rope_theta 1e5;
+           --layers and --vocab cut it down
+  mistral-tiny MistralForCausalLM as tiny; "types" is its one window on
+           every layer
+  qwen2-tiny   Qwen2ForCausalLM as tiny with 3 layers (q/k/v biases);
+           "types" slides from max_window_layers 1 on, its config.json
+           without layer_types, as the hub's Qwen2.5 checkpoints
 --set KEY=JSON overrides a field of the configs (e.g. mlp_only_layers=[0],
 decoder_sparse_step=2, norm_topk_prob=false); mlp_only_layers past --layers
 are dropped.
@@ -149,7 +164,10 @@ vocabulary in f32 (+ scores) and bf16; moe-tiny f32 every case + scores +
 MATCH, moe-tiny f32 with decoder_sparse_step 2 and no top-k renormalisation
 (layers D S D), moe-tiny bf16, and the 30b-a3b shapes with 2 layers (layer 0
 dense through mlp_only_layers) and a 2048 vocabulary in f32 (+ scores) and
-bf16; every MoE run also on the fused checkpoint. Other options (--device,
+bf16; every MoE run also on the fused checkpoint; llama-tiny, mistral-tiny
+and qwen2-tiny f32 every case + scores and bf16, the smollm2 shapes with 2
+layers and a 2048 vocabulary in f32 and bf16, and llama-tiny f32 under each
+rope kind (measured: 23 s for these, on 2 quiet cores). Other options (--device,
 --lib, --factor, ...) apply to every run of the suite; --configs picks the
 suite's entries of those configurations.
 

@@ -103,7 +103,7 @@ torch::Tensor Model::project_heads(const torch::Tensor &x, const torch::Tensor &
 
 void Model::project_qkv(const LayerWeights &L, const torch::Tensor &x, torch::Tensor &q,
                         torch::Tensor &k, torch::Tensor &v) {
-    const int64_t B = x.size(0), T = x.size(1), D = cfg_.head_dim;
+    const int64_t B = x.size(0), T = x.size(1);
     const int64_t nH = cfg_.num_attention_heads;
     ensure_rope(T);
     torch::Tensor cos = cos_.narrow(0, 0, T), sin = sin_.narrow(0, 0, T);

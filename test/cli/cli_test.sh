@@ -642,5 +642,33 @@ flat "$T/moe-hf2/config.json" | grep -q '"use_sliding_window":true' ||
     fail "moe export: use_sliding_window not set"
 expect 0 "0,1,2,3 slide over 16 tokens" "$BOSCH" eval --mask "$T/moe-all.json" --model "$T/moe-hf2" \
     --niah --context 64 --samples 2 --metric logprob --device cpu
+# Llama, Mistral and Qwen2 (issue 51): search, eval, every baseline kind,
+# generate --check and the exports on tiny checkpoints of each family
+# (Llama with q/k/v/o and MLP biases, Qwen2 with q/k/v biases), through
+# this build's libtorch; tools/hf_parity.py compares their logits with
+# transformers in CI's PyTorch 2 build. Seeds whose random weights put the
+# all-full anchor above all-SWA.
+for fam in llama:7 mistral:5 qwen2:3; do
+    f=${fam%%:*}
+    "$MAKE" "$T/$f" --family "$f" --seed "${fam##*:}" || fail "cannot write the tiny $f checkpoint"
+    FAM="--model $T/$f --niah --context 64 --samples 2 --metric logprob --device cpu"
+    expect 0 "wrote" "$BOSCH" search $FAM --budget 24 --out "$T/$f-a"
+    expect 0 "score " "$BOSCH" eval --mask "$T/$f-a.json" $FAM
+    for k in rand intr bme ablation layer-probe locality retrieval echo-induction fisher \
+        duo-on-the-fly; do
+        expect 0 "wrote" "$BOSCH" baseline --kind $k $FAM --ratio 0.5 --out "$T/$f-$k"
+    done
+    expect 0 "check: the masked forward over the whole sequence gives the same" \
+        "$BOSCH" generate --check --mask "$T/$f-a.json" --max-new 6 --model "$T/$f" --niah \
+        --context 64 --samples 2 --device cpu
+    expect 0 "recent_size 16" "$BOSCH" export --format duo --out "$T/$f-duo" "$T/$f-a.json"
+    expect 0 "wrote" "$BOSCH" export --format trtllm --model "$T/$f" --out "$T/$f-trt.yaml" \
+        "$T/$f-rand.json"
+done
+# Llama's config has no window: its hf export is refused, naming what serves
+# the mask; Mistral's one window slides every layer or none.
+expect 1 "trtllm" "$BOSCH" export --format hf --model "$T/llama" --out "$T/llama-hf" \
+    "$T/llama-layer-probe.json"
+[ -e "$T/llama-hf" ] && fail "llama export: a refused directory was left"
 echo "cli torch: ok"
 exit 0

@@ -6,11 +6,12 @@
 //
 //   cli_make_tiny_checkpoint DIR [VOCAB] [--layers N] [--hidden H]
 //       [--heads Q] [--kv-heads K] [--head-dim D] [--intermediate I]
-//       [--dtype f32|bf16] [--tie] [--seed S]
+//       [--dtype f32|bf16] [--tie] [--seed S] [--family qwen3|llama|mistral|qwen2]
 //       [--experts E [--experts-per-tok K] [--moe-intermediate I]
 //        [--sparse-step N] [--mlp-only L,L,...] [--fused-experts]]
 // --experts E > 0 writes a Qwen3MoeForCausalLM (one tensor per expert, the
-// hub's layout, unless --fused-experts).
+// hub's layout, unless --fused-experts); --family another family's layer
+// (test/torch/tiny_checkpoint.hpp).
 #include "../torch/tiny_checkpoint.hpp"
 
 #include <cstdio>
@@ -76,6 +77,11 @@ int main(int argc, char **argv)
             }
             spec.seed = uint64_t(s);
             i++;
+        } else if (a == "--family" && v &&
+                   (!std::strcmp(v, "qwen3") || !std::strcmp(v, "llama") ||
+                    !std::strcmp(v, "mistral") || !std::strcmp(v, "qwen2"))) {
+            spec.family = v;
+            i++;
         } else if (a == "--tie") {
             spec.tie = true;
         } else if (a == "--fused-experts") {
@@ -109,7 +115,8 @@ int main(int argc, char **argv)
             std::fprintf(stderr,
                          "usage: %s DIR [VOCAB] [--layers N] [--hidden H] [--heads Q] "
                          "[--kv-heads K] [--head-dim D] [--intermediate I] [--dtype f32|bf16] "
-                         "[--tie] [--seed S] [--experts E] [--experts-per-tok K] "
+                         "[--tie] [--seed S] [--family qwen3|llama|mistral|qwen2] "
+                         "[--experts E] [--experts-per-tok K] "
                          "[--moe-intermediate I] [--sparse-step N] [--mlp-only L,...] "
                          "[--fused-experts]\n",
                          argv[0]);

@@ -3,10 +3,12 @@
 # score as one process, outputs written by rank 0 alone, and a rank that
 # cannot open its model (MPMD: another --model for rank 2) refusing the job
 # before any evaluation, naming the rank and the reason.
-# Usage: cli_mpi_test.sh MPIRUN BOSCH
+# A Llama checkpoint (issue 51) the same: one process's mask and score.
+# Usage: cli_mpi_test.sh MPIRUN BOSCH [MAKE_TINY_CHECKPOINT]
 set -u
 MPIRUN=$1
 BOSCH=$2
+MAKE=${3:-}
 T=$(mktemp -d /tmp/bosch-cli-mpi-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -35,6 +37,21 @@ for np in 2 3; do
         fail "-np $np: the result does not record the job"
 done
 echo "ok: mpirun -np 2 and -np 3 bosch search return one process's mask and score"
+
+if [ -n "$MAKE" ]; then
+    "$MAKE" "$T/llama" --family llama --seed 7 >/dev/null || fail "cannot write the tiny Llama"
+    LA="search --device cpu --budget 16 --model $T/llama --niah --context 64 --samples 2 --metric logprob"
+    # shellcheck disable=SC2086
+    "$BOSCH" $LA --forward-samples 1 --out "$T/l1" >"$T/l1.log" 2>&1 ||
+        fail "llama, one process: $(cat "$T/l1.log")"
+    # shellcheck disable=SC2086
+    "$MPIRUN" --oversubscribe -np 2 -x OMP_NUM_THREADS -x BOSCH_THREAD_POLICY "$BOSCH" $LA \
+        --out "$T/l2" >"$T/l2.log" 2>&1 || fail "llama -np 2: $(cat "$T/l2.log")"
+    cmp -s "$T/l1.tsv" "$T/l2.tsv" || fail "llama -np 2: another mask than one process"
+    [ "$(grep '"raw"' "$T/l1.json")" = "$(grep '"raw"' "$T/l2.json")" ] ||
+        fail "llama -np 2: another score than one process"
+    echo "ok: mpirun -np 2 bosch search on a Llama checkpoint returns one process's answer"
+fi
 
 # shellcheck disable=SC2086
 "$MPIRUN" --oversubscribe -np 2 "$BOSCH" $ARGS --out "$T/nr" : \

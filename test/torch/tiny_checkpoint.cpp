@@ -139,14 +139,24 @@ bosch_torch::ModelConfig tiny_config(const TinySpec &spec) {
     cfg.rms_norm_eps = spec.rms_norm_eps;
     cfg.rope_theta = spec.rope_theta;
     cfg.tie_word_embeddings = spec.tie;
+    cfg.qk_norm = spec.family == "qwen3";
+    cfg.qkv_bias = spec.family == "llama" || spec.family == "qwen2";
+    cfg.o_bias = cfg.mlp_bias = spec.family == "llama";
     return cfg;
 }
 
 std::string tiny_config_json(const TinySpec &s) {
     std::ostringstream o;
+    const std::string arch = s.experts               ? "Qwen3MoeForCausalLM"
+                             : s.family == "llama"   ? "LlamaForCausalLM"
+                             : s.family == "mistral" ? "MistralForCausalLM"
+                             : s.family == "qwen2"   ? "Qwen2ForCausalLM"
+                                                     : "Qwen3ForCausalLM";
+    const std::string type = s.experts ? "qwen3_moe" : s.family;
     o << "{\n"
-      << "  \"architectures\": [\"" << (s.experts ? "Qwen3MoeForCausalLM" : "Qwen3ForCausalLM")
-      << "\"],\n";
+      << "  \"architectures\": [\"" << arch << "\"],\n";
+    if (s.family == "llama")
+        o << "  \"mlp_bias\": true,\n";
     if (s.experts) {
         o << "  \"num_experts\": " << s.experts << ",\n"
           << "  \"num_experts_per_tok\": " << s.experts_per_tok << ",\n"
@@ -160,7 +170,7 @@ std::string tiny_config_json(const TinySpec &s) {
         o << "],\n";
     }
     o
-      << "  \"attention_bias\": false,\n"
+      << "  \"attention_bias\": " << (s.family == "llama" ? "true" : "false") << ",\n"
       << "  \"attention_dropout\": 0.0,\n"
       << "  \"bos_token_id\": 0,\n"
       << "  \"eos_token_id\": 1,\n"
@@ -171,7 +181,7 @@ std::string tiny_config_json(const TinySpec &s) {
       << "  \"intermediate_size\": " << s.intermediate << ",\n"
       << "  \"max_position_embeddings\": 40960,\n"
       << "  \"max_window_layers\": " << s.layers << ",\n"
-      << "  \"model_type\": \"" << (s.experts ? "qwen3_moe" : "qwen3") << "\",\n"
+      << "  \"model_type\": \"" << type << "\",\n"
       << "  \"num_attention_heads\": " << s.heads << ",\n"
       << "  \"num_hidden_layers\": " << s.layers << ",\n"
       << "  \"num_key_value_heads\": " << s.kv_heads << ",\n"
@@ -208,6 +218,9 @@ bosch_torch::TensorMap tiny_qwen3_tensors(const TinySpec &s) {
     auto norm = [&](const std::string &name, int64_t n) {
         put(name, 1.0 + 0.1 * torch::randn({n}, gen, f32));
     };
+    auto bias = [&](const std::string &name, int64_t n) {
+        put(name, 0.1 * torch::randn({n}, gen, f32));
+    };
     const int64_t H = s.hidden, hd = s.head_dim;
     put("model.embed_tokens.weight", torch::randn({s.vocab, H}, gen, f32));
     for (int64_t l = 0; l < s.layers; l++) {
@@ -217,13 +230,27 @@ bosch_torch::TensorMap tiny_qwen3_tensors(const TinySpec &s) {
         linear(p + "self_attn.k_proj.weight", s.kv_heads * hd, H);
         linear(p + "self_attn.v_proj.weight", s.kv_heads * hd, H);
         linear(p + "self_attn.o_proj.weight", H, s.heads * hd);
-        norm(p + "self_attn.q_norm.weight", hd);
-        norm(p + "self_attn.k_norm.weight", hd);
+        if (s.family == "qwen3") {
+            norm(p + "self_attn.q_norm.weight", hd);
+            norm(p + "self_attn.k_norm.weight", hd);
+        }
+        if (s.family == "llama" || s.family == "qwen2") {
+            bias(p + "self_attn.q_proj.bias", s.heads * hd);
+            bias(p + "self_attn.k_proj.bias", s.kv_heads * hd);
+            bias(p + "self_attn.v_proj.bias", s.kv_heads * hd);
+        }
+        if (s.family == "llama")
+            bias(p + "self_attn.o_proj.bias", H);
         norm(p + "post_attention_layernorm.weight", H);
         if (!s.sparse(l)) {
             linear(p + "mlp.gate_proj.weight", s.intermediate, H);
             linear(p + "mlp.up_proj.weight", s.intermediate, H);
             linear(p + "mlp.down_proj.weight", H, s.intermediate);
+            if (s.family == "llama") {
+                bias(p + "mlp.gate_proj.bias", s.intermediate);
+                bias(p + "mlp.up_proj.bias", s.intermediate);
+                bias(p + "mlp.down_proj.bias", H);
+            }
             continue;
         }
         const int64_t E = s.experts, I = s.moe_intermediate;

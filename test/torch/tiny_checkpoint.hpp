@@ -29,6 +29,10 @@ struct TinySpec {
     bool rope_style_new = false; // "rope_parameters": {"rope_theta", "rope_type"} instead of
                                  // top-level "rope_theta" + "rope_scaling": null
     double rope_theta = 10000.0;
+    // "qwen3" (default), or "llama" (q/k/v/o and MLP biases, no q/k norm),
+    // "mistral" (no window: sliding_window null), "qwen2" (q/k/v biases):
+    // the other families' layers (lib/torch/family_*.cpp); dense only.
+    std::string family = "qwen3";
     double rms_norm_eps = 1e-6;
     // Mixture of experts (Qwen3MoeForCausalLM) when experts > 0: layer l is
     // sparse unless it is in mlp_only_layers or (l + 1) % sparse_step != 0.
