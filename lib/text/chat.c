@@ -118,8 +118,8 @@ static int render(struct text_buf *b, const struct bosch_chat_message *m, size_t
     return st;
 }
 
-BOSCH_TEXT_API int bosch_chat_format_qwen3(const struct bosch_chat_message *messages, size_t n,
-                                           unsigned flags, char **text, size_t *len)
+int chat_check_args(const struct bosch_chat_message *messages, size_t n, char **text,
+                    size_t *len)
 {
     if (!text || !len || (!messages && n))
         return BOSCH_E_INVALID;
@@ -131,6 +131,14 @@ BOSCH_TEXT_API int bosch_chat_format_qwen3(const struct bosch_chat_message *mess
             (strcmp(r, "system") && strcmp(r, "user") && strcmp(r, "assistant")))
             return BOSCH_E_INVALID;
     }
+    return 0;
+}
+
+BOSCH_TEXT_API int bosch_chat_format_qwen3(const struct bosch_chat_message *messages, size_t n,
+                                           unsigned flags, char **text, size_t *len)
+{
+    if (chat_check_args(messages, n, text, len))
+        return BOSCH_E_INVALID;
     struct text_buf b = {0};
     int st = text_buf_add(&b, "", 0);
     st = st ? st : render(&b, messages, n, flags);

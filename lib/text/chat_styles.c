@@ -82,17 +82,9 @@ BOSCH_TEXT_API int bosch_chat_format(enum bosch_chat_style style,
 {
     if (style == BOSCH_CHAT_QWEN3)
         return bosch_chat_format_qwen3(messages, n, flags, text, len);
-    if (!text || !len || (!messages && n) ||
-        (style != BOSCH_CHAT_CHATML && style != BOSCH_CHAT_LLAMA3))
+    if ((style != BOSCH_CHAT_CHATML && style != BOSCH_CHAT_LLAMA3) ||
+        chat_check_args(messages, n, text, len))
         return BOSCH_E_INVALID;
-    *text = NULL;
-    *len = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *r = messages[i].role;
-        if (!r || !messages[i].content ||
-            (strcmp(r, "system") && strcmp(r, "user") && strcmp(r, "assistant")))
-            return BOSCH_E_INVALID;
-    }
     struct text_buf b = {0};
     int st = text_buf_add(&b, "", 0);
     if (!st)

@@ -22,5 +22,10 @@ struct text_buf {
 int text_buf_add(struct text_buf *b, const char *s, size_t n);
 int text_buf_adds(struct text_buf *b, const char *s);
 void text_buf_free(struct text_buf *b);
+/* The arguments every chat format takes (chat.c): NULL outputs, NULL
+ * messages with n > 0, a role other than system / user / assistant or a
+ * NULL content give BOSCH_E_INVALID; else the outputs are reset and 0. */
+int chat_check_args(const struct bosch_chat_message *messages, size_t n, char **text,
+                    size_t *len);
 
 #endif
