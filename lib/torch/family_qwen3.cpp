@@ -18,20 +18,15 @@ std::string read_layer_types(json_object *r, ModelConfig &cfg) {
     cfg.layer_sliding.assign(L, 0);
     cfg.sliding_window = 0;
     bool use = false;
-    if (json_object *u = field(r, "use_sliding_window")) {
-        if (json_object_get_type(u) != json_type_boolean)
-            return std::string("field use_sliding_window must be a boolean (got ") +
-                   jsonu::type_name(u) + ")";
-        use = json_object_get_boolean(u) != 0;
-    }
+    std::string err = get_bool(r, "use_sliding_window", use);
+    if (!err.empty())
+        return err;
     int64_t window = 0; // 0 = None, as transformers has it when use_sliding_window is false
-    json_object *w = field(r, "sliding_window");
     if (use) {
-        if (!w || json_object_get_type(w) == json_type_null)
+        if (absent(r, "sliding_window"))
             return "use_sliding_window is true but sliding_window is not set";
-        std::string e = get_int(r, "sliding_window", window);
-        if (!e.empty())
-            return e;
+        if (!(err = get_int(r, "sliding_window", window)).empty())
+            return err;
     }
     json_object *lt = field(r, "layer_types");
     if (lt && json_object_get_type(lt) != json_type_null) {

@@ -40,12 +40,8 @@ std::string read_moe(json_object *r, ModelConfig &cfg) {
         return "field decoder_sparse_step must be positive (got 0)";
     cfg.moe_intermediate_size = moe_i;
     cfg.num_experts_per_tok = k;
-    if (json_object *n = field(r, "norm_topk_prob")) {
-        if (json_object_get_type(n) != json_type_boolean)
-            return std::string("field norm_topk_prob must be a boolean (got ") +
-                   jsonu::type_name(n) + ")";
-        cfg.norm_topk_prob = json_object_get_boolean(n) != 0;
-    }
+    if (!(e = get_bool(r, "norm_topk_prob", cfg.norm_topk_prob)).empty())
+        return e;
     std::vector<uint8_t> mlp_only(size_t(L), 0);
     json_object *m = field(r, "mlp_only_layers");
     if (m && json_object_get_type(m) != json_type_null) {
@@ -79,20 +75,14 @@ std::string read_moe(json_object *r, ModelConfig &cfg) {
 
     cfg.layer_sliding.assign(size_t(L), 0);
     cfg.sliding_window = 0;
-    if (json_object *u = field(r, "use_sliding_window")) {
-        if (json_object_get_type(u) != json_type_boolean)
-            return std::string("field use_sliding_window must be a boolean (got ") +
-                   jsonu::type_name(u) + ")";
-        if (json_object_get_boolean(u)) {
-            json_object *w = field(r, "sliding_window");
-            if (!w || json_object_get_type(w) == json_type_null)
-                return "use_sliding_window is true but sliding_window is not set";
-            e = get_int(r, "sliding_window", cfg.sliding_window);
-            if (!e.empty())
-                return e;
-            cfg.layer_sliding.assign(size_t(L), 1);
-        }
-    }
+    bool use = false;
+    if (!(e = get_bool(r, "use_sliding_window", use)).empty() || !use)
+        return e;
+    if (absent(r, "sliding_window"))
+        return "use_sliding_window is true but sliding_window is not set";
+    if (!(e = get_int(r, "sliding_window", cfg.sliding_window)).empty())
+        return e;
+    cfg.layer_sliding.assign(size_t(L), 1);
     return "";
 }
 

@@ -61,6 +61,20 @@ torch::Tensor rotate_half(const torch::Tensor &x) {
     return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
 }
 
+namespace {
+
+// out = x2 w^T (+ bias), as torch::linear computes it (addmm with a bias),
+// into a workspace tensor.
+void linear_out(torch::Tensor &out, const torch::Tensor &x2, const torch::Tensor &w,
+                const torch::Tensor &bias) {
+    if (bias.defined())
+        at::addmm_out(out, bias, x2, w.t());
+    else
+        at::mm_out(out, x2, w.t());
+}
+
+} // namespace
+
 torch::Tensor Model::heads_f32(const torch::Tensor &x2, const torch::Tensor &proj_w,
                                const torch::Tensor &bias, const torch::Tensor &norm_w, int64_t B,
                                int64_t T, int64_t heads, const torch::Tensor &cos,
@@ -69,10 +83,7 @@ torch::Tensor Model::heads_f32(const torch::Tensor &x2, const torch::Tensor &pro
     const auto opts = x2.options();
     torch::Tensor p = take(ws_.proj, n, opts).view({B, T, heads, D});
     torch::Tensor p2 = p.view({B * T, heads * D});
-    if (bias.defined()) // as torch::linear computes a biased projection
-        at::addmm_out(p2, bias, x2, proj_w.t());
-    else
-        at::mm_out(p2, x2, proj_w.t());
+    linear_out(p2, x2, proj_w, bias);
     torch::Tensor h = p;
     if (norm_w.defined()) {
         // Qwen3RMSNorm over head_dim: h = p * rsqrt(mean(p^2) + eps), then
@@ -127,10 +138,7 @@ void Model::project_kv(const LayerWeights &L, const torch::Tensor &x, torch::Ten
         torch::Tensor x2 = x.reshape({B * T, x.size(2)});
         k = heads_f32(x2, L.k_proj, L.k_bias, L.k_norm, B, T, G, cos, sin, ws_.k);
         torch::Tensor p = take(ws_.proj, B * T * G * D, x.options()).view({B * T, G * D});
-        if (L.v_bias.defined())
-            at::addmm_out(p, L.v_bias, x2, L.v_proj.t());
-        else
-            at::mm_out(p, x2, L.v_proj.t());
+        linear_out(p, x2, L.v_proj, L.v_bias);
         v = take(ws_.v, B * G * T * D, x.options()).view({B, G, T, D});
         v.copy_(p.view({B, T, G, D}).transpose(1, 2));
     } else {

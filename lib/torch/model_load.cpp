@@ -90,8 +90,9 @@ std::string model_identity(const ModelConfig &c, const TensorMap &w) {
     if (!c.qk_norm || c.qkv_bias || c.o_bias || c.mlp_bias)
         cfg += std::string(" layer ") + char('0' + c.qk_norm) + char('0' + c.qkv_bias) +
                char('0' + c.o_bias) + char('0' + c.mlp_bias);
-    if (!rope_description(c).empty())
-        cfg += " " + rope_description(c);
+    const std::string rope = rope_description(c);
+    if (!rope.empty())
+        cfg += " " + rope;
     if (c.moe) { // dense models keep the identity they had before MoE support
         n = std::snprintf(buf, sizeof buf, " moe %lld %lld %lld %d ", (long long)c.num_experts,
                           (long long)c.num_experts_per_tok, (long long)c.moe_intermediate_size,

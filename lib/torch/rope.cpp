@@ -50,14 +50,13 @@ std::string read_theta(json_object *r, json_object *P, const std::string &pname,
     return "";
 }
 
-// A number of the parameters: required (dflt < 0 means "must be given"),
-// or dflt when absent or null.
-std::string param(json_object *P, const std::string &pname, const char *key, double dflt,
-                  double &out) {
+// A number of the parameters of rope_type `type`: required (dflt < 0
+// means "must be given"), or dflt when absent or null.
+std::string param(json_object *P, const std::string &pname, const std::string &type,
+                  const char *key, double dflt, double &out) {
     if (absent(P, key)) {
         if (dflt < 0)
-            return pname + " of rope_type \"" + json_object_get_string(field(P, "rope_type")) +
-                   "\" needs " + key;
+            return pname + " of rope_type \"" + type + "\" needs " + key;
         out = dflt;
         return "";
     }
@@ -107,15 +106,15 @@ std::string read_type_params(json_object *P, const std::string &pn, ModelConfig 
     const std::string &t = s.type;
     std::string e;
     if (t == "linear" || t == "dynamic")
-        return param(P, pn, "factor", -1, s.factor);
+        return param(P, pn, t, "factor", -1, s.factor);
     if (!(e = read_original_max(P, pn, cfg)).empty())
         return e;
     const double ratio =
         double(cfg.max_position_embeddings) / double(s.original_max_position_embeddings);
     if (t == "llama3") {
-        if (!(e = param(P, pn, "factor", -1, s.factor)).empty() ||
-            !(e = param(P, pn, "low_freq_factor", -1, s.low_freq_factor)).empty() ||
-            !(e = param(P, pn, "high_freq_factor", -1, s.high_freq_factor)).empty())
+        if (!(e = param(P, pn, t, "factor", -1, s.factor)).empty() ||
+            !(e = param(P, pn, t, "low_freq_factor", -1, s.low_freq_factor)).empty() ||
+            !(e = param(P, pn, t, "high_freq_factor", -1, s.high_freq_factor)).empty())
             return e;
         if (s.high_freq_factor == s.low_freq_factor)
             return pn + ": high_freq_factor equals low_freq_factor";
@@ -126,12 +125,12 @@ std::string read_type_params(json_object *P, const std::string &pn, ModelConfig 
         if (!present(P, "factor"))
             return pn + " of rope_type \"yarn\" needs factor";
         double attention = 0, mscale = 0, mscale_all = 0;
-        if (!(e = param(P, pn, "factor", ratio, s.factor)).empty() ||
-            !(e = param(P, pn, "attention_factor", 0, attention)).empty() ||
-            !(e = param(P, pn, "mscale", 0, mscale)).empty() ||
-            !(e = param(P, pn, "mscale_all_dim", 0, mscale_all)).empty() ||
-            !(e = param(P, pn, "beta_fast", 32, s.beta_fast)).empty() ||
-            !(e = param(P, pn, "beta_slow", 1, s.beta_slow)).empty() ||
+        if (!(e = param(P, pn, t, "factor", ratio, s.factor)).empty() ||
+            !(e = param(P, pn, t, "attention_factor", 0, attention)).empty() ||
+            !(e = param(P, pn, t, "mscale", 0, mscale)).empty() ||
+            !(e = param(P, pn, t, "mscale_all_dim", 0, mscale_all)).empty() ||
+            !(e = param(P, pn, t, "beta_fast", 32, s.beta_fast)).empty() ||
+            !(e = param(P, pn, t, "beta_slow", 1, s.beta_slow)).empty() ||
             !(e = get_bool(P, "truncate", s.truncate)).empty())
             return e;
         s.attention_factor = attention > 0 ? attention
@@ -143,8 +142,8 @@ std::string read_type_params(json_object *P, const std::string &pn, ModelConfig 
     if (t == "longrope") {
         double attention = 0;
         const int64_t half = cfg.head_dim / 2;
-        if (!(e = param(P, pn, "factor", ratio, s.factor)).empty() ||
-            !(e = param(P, pn, "attention_factor", 0, attention)).empty() ||
+        if (!(e = param(P, pn, t, "factor", ratio, s.factor)).empty() ||
+            !(e = param(P, pn, t, "attention_factor", 0, attention)).empty() ||
             !(e = factors(P, pn, "short_factor", half, s.short_factor)).empty() ||
             !(e = factors(P, pn, "long_factor", half, s.long_factor)).empty())
             return e;
@@ -198,8 +197,6 @@ std::string read_rope(json_object *r, ModelConfig &cfg) {
             return pname + " gives a factor but no rope_type";
         return "";
     }
-    // param() names the type from the object itself.
-    json_object_object_add(P, "rope_type", json_object_new_string(cfg.rope.type.c_str()));
     return read_type_params(P, pname, cfg);
 }
 
@@ -239,10 +236,7 @@ torch::Tensor yarn_inv(const ModelConfig &c, torch::Device d) {
     const RopeScaling &s = c.rope;
     const int64_t dim = c.head_dim;
     const double base = c.rope_theta, omax = double(s.original_max_position_embeddings);
-    torch::Tensor pos_freqs =
-        torch::pow(base, torch::arange(0, dim, 2, torch::TensorOptions().dtype(torch::kInt64).device(d))
-                             .to(torch::kFloat32) /
-                             double(dim));
+    torch::Tensor pos_freqs = torch::pow(base, exponents(dim, d));
     torch::Tensor extrapolation = pos_freqs.reciprocal();
     torch::Tensor interpolation = (pos_freqs * s.factor).reciprocal();
     auto correction_dim = [&](double rotations) {

@@ -336,6 +336,7 @@ std::string load_weights(const std::string &dir, TensorMap &out) {
 
 std::string check_weights(const ModelConfig &cfg, const TensorMap &w) {
     const int64_t V = cfg.vocab_size, H = cfg.hidden_size;
+    static const std::string pre = "model.layers.";
     // The layer count against the weights first (before the list below,
     // which a config claiming millions of layers would make huge): weights
     // of layers the config lacks would be dropped silently, layers the
@@ -343,7 +344,6 @@ std::string check_weights(const ModelConfig &cfg, const TensorMap &w) {
     int64_t top = -1;
     for (const auto &kv : w) {
         const std::string &n = kv.first;
-        static const std::string pre = "model.layers.";
         if (n.compare(0, pre.size(), pre) != 0)
             continue;
         char *end = nullptr;
@@ -362,7 +362,7 @@ std::string check_weights(const ModelConfig &cfg, const TensorMap &w) {
     std::vector<std::pair<std::string, std::vector<int64_t>>> need;
     need.push_back({"model.embed_tokens.weight", {V, H}});
     for (int64_t l = 0; l < cfg.num_hidden_layers; l++) {
-        const std::string p = "model.layers." + std::to_string(l) + ".";
+        const std::string p = pre + std::to_string(l) + ".";
         for (const LayerTensor &t : layer_tensors(cfg, l))
             need.push_back({p + t.name, t.shape});
     }
@@ -407,7 +407,7 @@ std::string check_weights(const ModelConfig &cfg, const TensorMap &w) {
         for (const auto &kv : w) {
             const std::string &n = kv.first;
             static const std::string inv = "rotary_emb.inv_freq";
-            if (n.compare(0, 13, "model.layers.") != 0 || known.count(n) ||
+            if (n.compare(0, pre.size(), pre) != 0 || known.count(n) ||
                 (n.size() > inv.size() && n.compare(n.size() - inv.size(), inv.size(), inv) == 0))
                 continue;
             return "tensor " + n + " is not read by " +
