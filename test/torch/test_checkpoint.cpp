@@ -701,6 +701,12 @@ static void test_rope_config(TinySpec s) {
                "short_factor", "head_dim / 2");
     EXPECT_ERR(config_with(s, rope(R"({"rope_type": "linear", "factor": -2})"), "cfg_rope"),
                "factor", "positive");
+    EXPECT_ERR(config_with(s, rope(R"({"rope_type": "llama3", "factor": 8.0,
+        "low_freq_factor": 2.0, "high_freq_factor": 2.0})"),
+                           "cfg_rope"),
+               "high_freq_factor equals low_freq_factor");
+    EXPECT_ERR(config_with(s, rope(R"({"rope_type": 3})"), "cfg_rope"), "rope_type",
+               "must be a string");
     EXPECT_ERR(config_with(s, rope(R"({"rope_type": "default", "partial_rotary_factor": 0.5})"),
                            "cfg_rope"),
                "partial_rotary_factor", "not supported");
