@@ -261,6 +261,39 @@ class Evaluator:
         """Scores of `masks` on every sample (a batch evaluator)."""
         return [sum(v) / len(v) for v in self.sample_values(masks)]
 
+    def selection(self, result, problem, method: str = "bosch", anchors: bool = True):
+        """The bosch.Selection of a search `result` on `problem` that this
+        evaluator scored, recording what `bosch search` records, so that
+        `bosch show` names its metric and `bosch export` finds its window:
+        the method, the model's path (its config's name_or_path), the metric,
+        the KV saving (the task's longest prompt as the context, the window
+        and sink), the window, sink, metric and ratio settings; with
+        `anchors`, the all-full and all-SWA scores (two evaluations) and the
+        normalised score. Write it with ``sel.write(prefix)``."""
+        from .selection import Selection
+        sel = Selection.from_result(result, problem)
+        if len(sel.mask) != self.units:
+            raise ValueError("the result has %d units, this evaluator's model %d"
+                             % (len(sel.mask), self.units))
+        sel.method = method
+        path = getattr(self.model.config, "_name_or_path", "") or ""
+        if path:
+            sel.model_path = path
+        sel.metric = self.metric
+        context = max(len(s.prompt) for s in self.task.samples)
+        sel.set_kv_saving(context, self.window, self.sink)
+        for key, value in (("window", self.window), ("sink", self.sink),
+                           ("metric", self.metric), ("ratio", float(problem.target_ratio))):
+            sel.set_setting(key, value)
+        if anchors:
+            full, swa = self([[0] * self.units, [1] * self.units])
+            sel.set_score("full", full)
+            sel.set_score("all_swa", swa)
+            raw = sel.score("raw")
+            if full > swa and raw == raw:
+                sel.set_score("normalized", (raw - swa) / (full - swa))
+        return sel
+
     def requests(self, masks, fidelities, draws) -> list[float]:
         """Request batch evaluator: mask i scored at fidelity i and draw i."""
         out = []

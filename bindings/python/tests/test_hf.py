@@ -269,6 +269,43 @@ def test_evaluator_drives_the_search(model, tmp_path):
     assert hf.applied(model) is None
 
 
+def test_evaluator_selection_records_the_run(model, tmp_path):
+    # A selection found through bosch.hf records what `bosch search` records:
+    # `bosch show` names its metric, `bosch export` finds its window.
+    src = os.path.join(ORGANISM, "calib.jsonl")
+    path = tmp_path / "calib4.jsonl"
+    with open(src) as f:
+        path.write_text("".join(f.readlines()[:4]))
+    task = hf.Task.read_jsonl(path)
+    ev = hf.Evaluator(model, task, WINDOW, SINK, metric="logprob", batch=4)
+    problem = bosch.Problem(4, 4, 2, ratio=0.75)
+    result = bosch.Optimizer(problem, seed=0, budget=12, batch_size=8).optimize(
+        batch_evaluator=ev)
+    ev.selection(result, problem).write(tmp_path / "found")
+    sel = bosch.Selection.read(tmp_path / "found.json")
+    assert sel.method == "bosch" and sel.metric == "logprob"
+    assert sel.model_path == model.config._name_or_path
+    kv = sel.kv_saving
+    assert (kv["context"], kv["window"], kv["sink"]) == (
+        max(len(s.prompt) for s in task.samples), WINDOW, SINK)
+    assert sel.settings["window"] == WINDOW and sel.settings["ratio"] == 0.75
+    full, swa = ev([[0] * 16, [1] * 16])
+    assert sel.scores["full"] == full and sel.scores["all_swa"] == swa
+    assert sel.scores["raw"] == pytest.approx(result.score, abs=1e-12)
+    assert sel.scores["normalized"] == pytest.approx((result.score - swa) / (full - swa))
+    with pytest.raises(ValueError, match="units"):
+        ev.selection(result, bosch.Problem(8, 4, 2, ratio=0.75))
+    cli = os.environ.get("BOSCH_CLI")
+    if cli and os.path.exists(cli):
+        shown = subprocess.run([cli, "show", str(tmp_path / "found.json")],
+                               capture_output=True, text=True, check=True).stdout
+        assert "metric logprob" in shown and "window %d, sink %d" % (WINDOW, SINK) in shown
+        subprocess.run([cli, "export", "--mask", str(tmp_path / "found.json"), "--format", "duo",
+                        "--out", str(tmp_path / "duo")], capture_output=True, text=True,
+                       check=True)
+        assert os.path.exists(tmp_path / "duo" / "full_attention_heads.tsv")
+
+
 def test_recover_example_runs(tmp_path, selection):
     # examples/recover.py at a toy size: two steps of the organism's stream
     # with the selection fixed, held-out scores before and after

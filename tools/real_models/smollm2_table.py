@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""The paper's table on a real pretrained model (issue 52, part 3): BOSCH
+against every baseline the project has, on SmolLM2-135M-Instruct (the
+directory tools/real_models/smollm2.py writes), scored on held-out prompts.
+
+  1. Tasks. RULER's niah_single_2 through libbosch-text (SmolLM2's tokenizer,
+     ChatML) at --context tokens: --calib prompts from seed 0 for every
+     selection, --heldout prompts from seed 1 for the scores. Needle depths
+     are spread over [0, 1 - 2 x window / context], so no needle lies within
+     the last window (there any mask finds it and the prompt measures
+     nothing). They are written as text tasks beside a bosch.json in
+     OUT/model, whose other files link to --model's.
+  2. Selections, through the `bosch` command only (every command, with its
+     output and wall time, goes to OUT/commands.log): `bosch search` at the
+     budget (metric logprob on the calibration prompts), the paper's
+     ablations at --ablation-ratio (`--variant probe-only|group-only|
+     layer-level`), and every `bosch baseline --kind`. A run whose result
+     file exists is not run again (a table can be filled over several
+     sessions); its wall time is read back from OUT/TAG.run.json.
+  3. Held-out scores, in one process through the Python bindings: one
+     evaluator (metric exact: every answer token argmax-correct under
+     teacher forcing), the full and all-SWA anchors once, then each
+     selection's per-prompt values (cached in OUT/heldout.json by mask, so a
+     rerun scores only new masks). `bosch eval --mask TAG.json --metric
+     exact` gives the same score (and the anchors again) for one mask.
+  4. The tables: held-out accuracy, BOSCH against the best baseline of each
+     ratio with the paired (McNemar) count of prompts only one of them
+     answers, calibration score / evaluations / wall time, and the turnover
+     between ratios (`bosch compare`).
+
+  PYTHONPATH=bindings/python BOSCH_LIBRARY_DIR=build/lib \\
+    nice python3 tools/real_models/smollm2_table.py --bosch build/cli/bosch \\
+        --model smollm2/f32 --out /tmp/smol-table [--ratios 0.5,0.75,0.875] \\
+        [--only REGEX] [--markdown FILE]
+
+Everything it prints is measured in this run or read from this run's files.
+"""
+import argparse
+import hashlib
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+from results_table import run, units_of  # noqa: E402  (the organism table's helpers)
+
+import bosch  # noqa: E402
+from bosch import backend, text  # noqa: E402
+
+# (row label, command, extra arguments, ablation: only at --ablation-ratio)
+METHODS = [
+    ("BOSCH", "search", [], False),
+    ("single-unit ablation", "baseline", ["--kind", "ablation"], False),
+    ("attention locality", "baseline", ["--kind", "locality"], False),
+    ("retrieval score", "baseline", ["--kind", "retrieval"], False),
+    ("echo/induction (Razor)", "baseline", ["--kind", "echo-induction"], False),
+    ("FISHER", "baseline", ["--kind", "fisher"], False),
+    ("kvpress DuoAttention (on the fly)", "baseline", ["--kind", "duo-on-the-fly"], False),
+    ("NLL probe (one layer at a time)", "baseline", ["--kind", "layer-probe"], False),
+    ("RAND layers", "baseline", ["--kind", "rand"], False),
+    ("INTR layers", "baseline", ["--kind", "intr"], False),
+    ("BME layers", "baseline", ["--kind", "bme"], False),
+    ("stage 1 only (probes)", "search", ["--variant", "probe-only"], True),
+    ("stage 3 only (groups)", "search", ["--variant", "group-only"], True),
+    ("layer-level search", "search", ["--variant", "layer-level"], True),
+]
+
+
+def tag_of(label, ratio):
+    return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") + f"-r{ratio}"
+
+
+def prepare(args):
+    """OUT/model: links to the checkpoint's files, the two tasks, a
+    bosch.json naming them. An existing one must have been made with the
+    same settings (its tasks are what every result in OUT rests on)."""
+    mdir = os.path.join(args.out, "model")
+    settings = {"task": args.task, "context": args.context, "window": args.window,
+                "sink": args.sink, "calib": args.calib, "heldout": args.heldout,
+                "budget": args.budget, "source": os.path.realpath(args.model)}
+    stamp = os.path.join(args.out, "settings.json")
+    if os.path.exists(stamp):
+        with open(stamp) as f:
+            old = json.load(f)
+        if old != settings:
+            diff = {k: (old.get(k), v) for k, v in settings.items() if old.get(k) != v}
+            sys.exit(f"smollm2_table: {args.out} holds a table made with other settings "
+                     f"(earlier, now): {diff}; use another --out")
+        return mdir
+    os.makedirs(mdir, exist_ok=True)
+    for name in os.listdir(args.model):
+        if name != "bosch.json" and not name.endswith(".jsonl"):
+            dst = os.path.join(mdir, name)
+            if not os.path.lexists(dst):
+                os.symlink(os.path.realpath(os.path.join(args.model, name)), dst)
+    tok = text.Tokenizer(os.path.join(args.model, "tokenizer.json"))
+    depth_max = max(0.0, 1.0 - 2.0 * args.window / args.context)
+    for name, samples, seed in (("calib.jsonl", args.calib, 0),
+                                ("heldout.jsonl", args.heldout, 1)):
+        with text.TextTask.ruler(tok, args.task, args.context, samples, seed,
+                                 depth_min=0.0, depth_max=depth_max) as t:
+            t.write_jsonl(os.path.join(mdir, name))
+    with open(os.path.join(mdir, "bosch.json"), "w") as f:
+        json.dump({"calib": "calib.jsonl", "heldout": "heldout.jsonl", "window": args.window,
+                   "sink": args.sink, "metric": "logprob", "budget": args.budget}, f, indent=1)
+    with open(stamp, "w") as f:
+        json.dump(settings, f, indent=1)
+    return mdir
+
+
+def select(args, mdir, log, label, cmd, extra, ratio):
+    """Runs one selection unless its result exists; returns (result, wall)."""
+    prefix = os.path.join(args.out, tag_of(label, ratio))
+    runfile = prefix + ".run.json"
+    if not (os.path.exists(prefix + ".json") and os.path.exists(runfile)):
+        argv = [args.bosch, cmd, "--model", mdir, "--seed", "0", "--ratio", str(ratio),
+                "--out", prefix, *extra]
+        if cmd == "search":
+            argv += ["--budget", str(args.budget)]
+        _, wall = run(argv, log, dict(os.environ, OMP_NUM_THREADS=str(args.threads)))
+        with open(runfile, "w") as f:
+            json.dump({"argv": argv, "wall": wall}, f)
+    with open(prefix + ".json") as f:
+        res = json.load(f)
+    with open(runfile) as f:
+        wall = json.load(f)["wall"]
+    return res, wall
+
+
+class Heldout:
+    """Per-prompt held-out values of masks, on one evaluator, cached by mask."""
+
+    def __init__(self, args, mdir):
+        self.path = os.path.join(args.out, "heldout.json")
+        self.cache = {}
+        if os.path.exists(self.path):
+            with open(self.path) as f:
+                self.cache = json.load(f)
+        self.tok = text.Tokenizer(os.path.join(mdir, "tokenizer.json"))
+        self.model = backend.Model(mdir, device="cpu", dtype="f32", threads=args.threads)
+        self.task = backend.Task.from_text_jsonl(os.path.join(mdir, "heldout.jsonl"), self.tok)
+        self.ev = backend.Evaluator(self.model, self.task, window=args.window, sink=args.sink,
+                                    metric="exact")
+        self.units = self.model.problem().n_units
+        self.seconds = 0.0
+
+    def values(self, mask_bits):
+        key = hashlib.sha256(mask_bits.encode()).hexdigest()[:16]
+        if key not in self.cache:
+            t0 = time.monotonic()
+            self.cache[key] = self.ev.sample_values([int(c) for c in mask_bits])
+            self.seconds += time.monotonic() - t0
+            with open(self.path + ".tmp", "w") as f:
+                json.dump(self.cache, f)
+            os.replace(self.path + ".tmp", self.path)
+        return self.cache[key]
+
+
+def accuracy(v):
+    return sum(v) / len(v)
+
+
+def mcnemar(a, b):
+    """Prompts only a answers, only b answers, and the exact two-sided
+    binomial p of the split (McNemar's test on paired 0/1 outcomes)."""
+    only_a = sum(1 for x, y in zip(a, b) if x > 0.5 >= y)
+    only_b = sum(1 for x, y in zip(a, b) if y > 0.5 >= x)
+    n, k = only_a + only_b, min(only_a, only_b)
+    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n) if n else 1.0
+    return only_a, only_b, p
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bosch", default="build/cli/bosch")
+    ap.add_argument("--model", required=True, help="SmolLM2's f32 directory (smollm2.py --out)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--ratios", default="0.5,0.75,0.875")
+    ap.add_argument("--ablation-ratio", type=float, default=0.75)
+    ap.add_argument("--task", default="niah_single_2")
+    ap.add_argument("--context", type=int, default=512)
+    ap.add_argument("--window", type=int, default=32)
+    ap.add_argument("--sink", type=int, default=4)
+    ap.add_argument("--calib", type=int, default=8, help="calibration prompts (seed 0)")
+    ap.add_argument("--heldout", type=int, default=200, help="held-out prompts (seed 1)")
+    ap.add_argument("--budget", type=int, default=120)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--only", metavar="REGEX", help="methods whose label matches")
+    ap.add_argument("--markdown", help="write the tables to this file too")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    t_start = time.monotonic()
+    mdir = prepare(args)
+    log = open(os.path.join(args.out, "commands.log"), "a")
+    ratios = [float(r) for r in args.ratios.split(",")]
+    methods = [m for m in METHODS if not args.only or re.search(args.only, m[0])]
+    jobs = [(m, r) for r in ratios for m in methods if not m[3] or r == args.ablation_ratio]
+    held = Heldout(args, mdir)
+    full = held.values("0" * held.units)
+    swa = held.values("1" * held.units)
+    print(f"held-out anchors: full {accuracy(full):.3f}, all-SWA {accuracy(swa):.3f}", flush=True)
+    rows = {}
+    for (label, cmd, extra, _), ratio in jobs:
+        res, wall = select(args, mdir, log, label, cmd, extra, ratio)
+        values = held.values(res["unit_mask"])
+        rows[(label, ratio)] = {"res": res, "wall": wall, "values": values}
+        print(f"{label:34s} rho {ratio:<6} held-out {accuracy(values):.3f}  calib "
+              f"{res['score']['raw']:9.4f}  evals {res['evaluations']['total']:4d}  "
+              f"{wall:7.1f} s", flush=True)
+    md = render(args, ratios, methods, rows, (full, swa), held, mdir, log,
+                time.monotonic() - t_start)
+    print(md)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(md)
+
+
+def render(args, ratios, methods, rows, anchors, held, mdir, log, total):
+    out = [f"Held-out accuracy on {args.heldout} prompts of {args.task} at {args.context} "
+           f"tokens (metric exact; full attention {accuracy(anchors[0]):.3f}, every unit SWA "
+           f"{accuracy(anchors[1]):.3f}); window {args.window}, sink {args.sink}; every "
+           f"selection made on {args.calib} calibration prompts (metric logprob), BOSCH at "
+           f"budget {args.budget}. Bold: the best of its column.", ""]
+    out.append("| method | " + " | ".join(f"rho {r}" for r in ratios) + " |")
+    out.append("|---|" + "---|" * len(ratios))
+    best = {r: max((accuracy(rows[(m[0], r)]["values"]) for m in methods if (m[0], r) in rows),
+                   default=None) for r in ratios}
+    for m in methods:
+        cells = []
+        for r in ratios:
+            row = rows.get((m[0], r))
+            if not row:
+                cells.append("")
+                continue
+            a = accuracy(row["values"])
+            cells.append(f"**{a:.3f}**" if a == best[r] else f"{a:.3f}")
+        if any(cells):
+            out.append(f"| {m[0]} | " + " | ".join(cells) + " |")
+    out += ["", "BOSCH against the best baseline of each ratio (static, ablation or layer "
+            "pattern; not BOSCH's own ablations), on the same held-out prompts: the prompts "
+            "only one of the two answers, and McNemar's exact two-sided p:", "",
+            "| rho | BOSCH | best baseline | its score | only BOSCH | only baseline | p |",
+            "|---|---|---|---|---|---|---|"]
+    for r in ratios:
+        b = rows.get(("BOSCH", r))
+        bases = [(accuracy(rows[(m[0], r)]["values"]), m[0]) for m in methods
+                 if m[1] == "baseline" and (m[0], r) in rows]
+        if not b or not bases:
+            continue
+        score, name = max(bases)
+        only_b, only_base, p = mcnemar(b["values"], rows[(name, r)]["values"])
+        out.append(f"| {r} | {accuracy(b['values']):.3f} | {name} | {score:.3f} | {only_b} | "
+                   f"{only_base} | {p:.3g} |")
+    out += ["", "Calibration score (mean answer log-probability), evaluations and wall time "
+            "of each selection:", "",
+            "| method | " + " | ".join(f"rho {r}: calib / evals / s" for r in ratios) + " |",
+            "|---|" + "---|" * len(ratios)]
+    for m in methods:
+        cells = []
+        for r in ratios:
+            row = rows.get((m[0], r))
+            cells.append(f"{row['res']['score']['raw']:.4f} / "
+                         f"{row['res']['evaluations']['total']} / {row['wall']:.0f}"
+                         if row else "")
+        if any(cells):
+            out.append(f"| {m[0]} | " + " | ".join(cells) + " |")
+    pairs = [(a, b) for a, b in zip(ratios, ratios[1:])
+             if ("BOSCH", a) in rows and ("BOSCH", b) in rows]
+    if pairs:
+        out += ["", "Turnover of BOSCH's selections between ratios (`bosch compare`: Jaccard "
+                "index of the full units; SWA units of the lower ratio full at the higher):", ""]
+        for a, b in pairs:
+            pa = os.path.join(args.out, tag_of("BOSCH", a) + ".json")
+            pb = os.path.join(args.out, tag_of("BOSCH", b) + ".json")
+            cmp_out, _ = run([args.bosch, "compare", pa, pb], log)
+            line = next((ln for ln in cmp_out.splitlines() if "jaccard" in ln.lower()),
+                        cmp_out.strip().splitlines()[0] if cmp_out.strip() else "")
+            dropped = len(units_of(rows[("BOSCH", a)]["res"]) -
+                          units_of(rows[("BOSCH", b)]["res"]))
+            out.append(f"- rho {a} to {b}: {line.strip()}; {dropped} dropped")
+    out += ["", f"Held-out scoring {held.seconds:.0f} s this run (masks scored before are "
+            f"cached); total {total / 60:.1f} min on {platform.machine()} with "
+            f"{os.cpu_count()} CPUs, {args.threads} threads; bosch {bosch.__version__}."]
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()
