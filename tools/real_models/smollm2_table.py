@@ -52,22 +52,24 @@ from results_table import run, units_of  # noqa: E402  (the organism table's hel
 import bosch  # noqa: E402
 from bosch import backend, text  # noqa: E402
 
-# (row label, command, extra arguments, ablation: only at --ablation-ratio)
+# (row label, command, extra arguments, only at --ablation-ratio, budget factor)
 METHODS = [
-    ("BOSCH", "search", [], False),
-    ("single-unit ablation", "baseline", ["--kind", "ablation"], False),
-    ("attention locality", "baseline", ["--kind", "locality"], False),
-    ("retrieval score", "baseline", ["--kind", "retrieval"], False),
-    ("echo/induction (Razor)", "baseline", ["--kind", "echo-induction"], False),
-    ("FISHER", "baseline", ["--kind", "fisher"], False),
-    ("kvpress DuoAttention (on the fly)", "baseline", ["--kind", "duo-on-the-fly"], False),
-    ("NLL probe (one layer at a time)", "baseline", ["--kind", "layer-probe"], False),
-    ("RAND layers", "baseline", ["--kind", "rand"], False),
-    ("INTR layers", "baseline", ["--kind", "intr"], False),
-    ("BME layers", "baseline", ["--kind", "bme"], False),
-    ("stage 1 only (probes)", "search", ["--variant", "probe-only"], True),
-    ("stage 3 only (groups)", "search", ["--variant", "group-only"], True),
-    ("layer-level search", "search", ["--variant", "layer-level"], True),
+    ("BOSCH", "search", [], False, 1),
+    ("single-unit ablation", "baseline", ["--kind", "ablation"], False, 1),
+    ("attention locality", "baseline", ["--kind", "locality"], False, 1),
+    ("retrieval score", "baseline", ["--kind", "retrieval"], False, 1),
+    ("echo/induction (Razor)", "baseline", ["--kind", "echo-induction"], False, 1),
+    ("FISHER", "baseline", ["--kind", "fisher"], False, 1),
+    ("kvpress DuoAttention (on the fly)", "baseline", ["--kind", "duo-on-the-fly"], False, 1),
+    ("NLL probe (one layer at a time)", "baseline", ["--kind", "layer-probe"], False, 1),
+    ("RAND layers", "baseline", ["--kind", "rand"], False, 1),
+    ("INTR layers", "baseline", ["--kind", "intr"], False, 1),
+    ("BME layers", "baseline", ["--kind", "bme"], False, 1),
+    ("stage 1 only (probes)", "search", ["--variant", "probe-only"], True, 1),
+    ("stage 3 only (groups)", "search", ["--variant", "group-only"], True, 1),
+    ("layer-level search", "search", ["--variant", "layer-level"], True, 1),
+    ("BOSCH (1/2 budget)", "search", [], True, 0.5),
+    ("BOSCH (2x budget)", "search", [], True, 2),
 ]
 
 
@@ -113,7 +115,7 @@ def prepare(args):
     return mdir
 
 
-def select(args, mdir, log, label, cmd, extra, ratio):
+def select(args, mdir, log, label, cmd, extra, ratio, factor):
     """Runs one selection unless its result exists; returns (result, wall)."""
     prefix = os.path.join(args.out, tag_of(label, ratio))
     runfile = prefix + ".run.json"
@@ -121,7 +123,7 @@ def select(args, mdir, log, label, cmd, extra, ratio):
         argv = [args.bosch, cmd, "--model", mdir, "--seed", "0", "--ratio", str(ratio),
                 "--out", prefix, *extra]
         if cmd == "search":
-            argv += ["--budget", str(args.budget)]
+            argv += ["--budget", str(int(args.budget * factor))]
         _, wall = run(argv, log, dict(os.environ, OMP_NUM_THREADS=str(args.threads)))
         with open(runfile, "w") as f:
             json.dump({"argv": argv, "wall": wall}, f)
@@ -192,10 +194,17 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--only", metavar="REGEX", help="methods whose label matches")
     ap.add_argument("--markdown", help="write the tables to this file too")
+    ap.add_argument("--prepare-only", action="store_true",
+                    help="write OUT/model (tasks, bosch.json, links) and stop")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     t_start = time.monotonic()
     mdir = prepare(args)
+    if args.prepare_only:
+        print(f"{mdir}: calib.jsonl ({args.calib} prompts, seed 0), heldout.jsonl "
+              f"({args.heldout}, seed 1), bosch.json (window {args.window}, sink {args.sink}, "
+              f"metric logprob, budget {args.budget})")
+        return
     log = open(os.path.join(args.out, "commands.log"), "a")
     ratios = [float(r) for r in args.ratios.split(",")]
     methods = [m for m in METHODS if not args.only or re.search(args.only, m[0])]
@@ -205,8 +214,8 @@ def main():
     swa = held.values("1" * held.units)
     print(f"held-out anchors: full {accuracy(full):.3f}, all-SWA {accuracy(swa):.3f}", flush=True)
     rows = {}
-    for (label, cmd, extra, _), ratio in jobs:
-        res, wall = select(args, mdir, log, label, cmd, extra, ratio)
+    for (label, cmd, extra, _, factor), ratio in jobs:
+        res, wall = select(args, mdir, log, label, cmd, extra, ratio, factor)
         values = held.values(res["unit_mask"])
         rows[(label, ratio)] = {"res": res, "wall": wall, "values": values}
         print(f"{label:34s} rho {ratio:<6} held-out {accuracy(values):.3f}  calib "
