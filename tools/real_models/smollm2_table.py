@@ -56,6 +56,11 @@ from bosch import backend, text  # noqa: E402
 METHODS = [
     ("BOSCH", "search", [], False, 1),
     ("single-unit ablation", "baseline", ["--kind", "ablation"], False, 1),
+    # the search started from the single-unit ablation's ranking (its
+    # evaluations are in that row; run that row first)
+    ("BOSCH (ablation priors)", "search",
+     ["--priors", "{out}/single-unit-ablation-r{ratio}.json"], True, 1),
+    ("BOSCH (2x budget)", "search", [], True, 2),
     ("attention locality", "baseline", ["--kind", "locality"], False, 1),
     ("retrieval score", "baseline", ["--kind", "retrieval"], False, 1),
     ("echo/induction (Razor)", "baseline", ["--kind", "echo-induction"], False, 1),
@@ -69,7 +74,6 @@ METHODS = [
     ("stage 3 only (groups)", "search", ["--variant", "group-only"], True, 1),
     ("layer-level search", "search", ["--variant", "layer-level"], True, 1),
     ("BOSCH (1/2 budget)", "search", [], True, 0.5),
-    ("BOSCH (2x budget)", "search", [], True, 2),
 ]
 
 
@@ -120,6 +124,7 @@ def select(args, mdir, log, label, cmd, extra, ratio, factor):
     prefix = os.path.join(args.out, tag_of(label, ratio))
     runfile = prefix + ".run.json"
     if not (os.path.exists(prefix + ".json") and os.path.exists(runfile)):
+        extra = [x.format(out=args.out, ratio=ratio) for x in extra]
         argv = [args.bosch, cmd, "--model", mdir, "--seed", "0", "--ratio", str(ratio),
                 "--out", prefix, *extra]
         if cmd == "search":
@@ -287,11 +292,13 @@ def render(args, ratios, methods, rows, anchors, held, mdir, log, total):
             pa = os.path.join(args.out, tag_of("BOSCH", a) + ".json")
             pb = os.path.join(args.out, tag_of("BOSCH", b) + ".json")
             cmp_out, _ = run([args.bosch, "compare", pa, pb], log)
-            line = next((ln for ln in cmp_out.splitlines() if "jaccard" in ln.lower()),
-                        cmp_out.strip().splitlines()[0] if cmp_out.strip() else "")
+            m = re.search(r"^A\s+[\d.]+\s+([\d.]+)", cmp_out, re.M)
+            if not m:
+                sys.exit(f"smollm2_table: cannot read bosch compare's overlap:\n{cmp_out}")
             dropped = len(units_of(rows[("BOSCH", a)]["res"]) -
                           units_of(rows[("BOSCH", b)]["res"]))
-            out.append(f"- rho {a} to {b}: {line.strip()}; {dropped} dropped")
+            out.append(f"- rho {a} to {b}: Jaccard index of the full units {m.group(1)}; "
+                       f"{dropped} SWA units of rho {a} full at rho {b}")
     out += ["", f"Held-out scoring {held.seconds:.0f} s this run (masks scored before are "
             f"cached); total {total / 60:.1f} min on {platform.machine()} with "
             f"{os.cpu_count()} CPUs, {args.threads} threads; bosch {bosch.__version__}."]
