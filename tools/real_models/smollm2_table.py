@@ -81,23 +81,39 @@ def tag_of(label, ratio):
     return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") + f"-r{ratio}"
 
 
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def prepare(args):
     """OUT/model: links to the checkpoint's files, the two tasks, a
-    bosch.json naming them. An existing one must have been made with the
-    same settings (its tasks are what every result in OUT rests on)."""
+    bosch.json naming them. OUT/settings.json records the settings, the
+    weights' and config's sha256 and the tasks' sha256: an OUT made before
+    (on this machine or committed from another) must agree on all of them,
+    since every result in it rests on them; its model directory is made
+    again where it is missing (the tasks are generated again and must be the
+    same bytes)."""
     mdir = os.path.join(args.out, "model")
     settings = {"task": args.task, "context": args.context, "window": args.window,
                 "sink": args.sink, "calib": args.calib, "heldout": args.heldout,
-                "budget": args.budget, "source": os.path.realpath(args.model)}
+                "budget": args.budget,
+                "config_sha256": sha256(os.path.join(args.model, "config.json")),
+                "weights_sha256": sha256(os.path.join(args.model, "model.safetensors"))}
     stamp = os.path.join(args.out, "settings.json")
+    old = None
     if os.path.exists(stamp):
         with open(stamp) as f:
             old = json.load(f)
-        if old != settings:
-            diff = {k: (old.get(k), v) for k, v in settings.items() if old.get(k) != v}
-            sys.exit(f"smollm2_table: {args.out} holds a table made with other settings "
-                     f"(earlier, now): {diff}; use another --out")
-        return mdir
+        diff = {k: (old.get(k), v) for k, v in settings.items() if old.get(k) != v}
+        if diff:
+            sys.exit(f"smollm2_table: {args.out} holds a table made with other settings or "
+                     f"another model (earlier, now): {diff}; use another --out")
+        if os.path.exists(os.path.join(mdir, "bosch.json")):
+            return mdir
     os.makedirs(mdir, exist_ok=True)
     for name in os.listdir(args.model):
         if name != "bosch.json" and not name.endswith(".jsonl"):
@@ -111,6 +127,10 @@ def prepare(args):
         with text.TextTask.ruler(tok, args.task, args.context, samples, seed,
                                  depth_min=0.0, depth_max=depth_max) as t:
             t.write_jsonl(os.path.join(mdir, name))
+        settings[name + "_sha256"] = sha256(os.path.join(mdir, name))
+        if old and old.get(name + "_sha256") != settings[name + "_sha256"]:
+            sys.exit(f"smollm2_table: {name} generated here differs from the one the results "
+                     f"in {args.out} were made on; use another --out")
     with open(os.path.join(mdir, "bosch.json"), "w") as f:
         json.dump({"calib": "calib.jsonl", "heldout": "heldout.jsonl", "window": args.window,
                    "sink": args.sink, "metric": "logprob", "budget": args.budget}, f, indent=1)
