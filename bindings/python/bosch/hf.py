@@ -125,12 +125,27 @@ def _repeat_kv(x, n_rep: int):
     return x[:, :, None].expand(b, g, n_rep, s, d).reshape(b, g * n_rep, s, d)
 
 
-def _band(T: int, S: int, window: int, sink: int, device):
-    """Bool [T, S]: key s is inside query t's window or sink (t at slot S - T + t)."""
+def _first_keys(base):
+    """Per batch row of the model's mask [B, 1, T, S]: the first key any query
+    sees, i.e. the first token after left padding (0 without padding)."""
+    import torch
+    seen = base[:, 0].any(dim=1)  # [B, S]
+    return torch.argmax(seen.to(torch.int32), dim=1)
+
+
+def _band(T: int, S: int, window: int, sink: int, device, first=None):
+    """Bool [T, S] (or [B, 1, T, S] with `first`): key s is inside query t's
+    window or sink (t at slot S - T + t). The sink is the first `sink`
+    tokens of the sequence: with left padding (`first`, per batch row),
+    the tokens after the padding, as if the row had none; the window counts
+    distances, which padding on the left does not change."""
     import torch
     q = torch.arange(S - T, S, device=device).view(T, 1)
     k = torch.arange(S, device=device).view(1, S)
-    return (k > q - window) | (k < sink)
+    if first is None:
+        return (k > q - window) | (k < sink)
+    f = first.to(device).view(-1, 1, 1, 1)
+    return (k > q - window) | ((k >= f) & (k < f + sink))
 
 
 def _base_mask(attention_mask, T: int, S: int, device):
@@ -180,7 +195,8 @@ def _attention_sdpa_rows(module, query, key, value, base, spec, scaling, dropout
         idx = torch.nonzero(heads == sliding).view(-1)
         if idx.numel() == 0:
             continue
-        mask = base & _band(T, S, spec["window"], spec["sink"], query.device) if sliding else base
+        mask = base & _band(T, S, spec["window"], spec["sink"], query.device,
+                            _first_keys(base)) if sliding else base
         o = _sdpa(query.index_select(1, idx), k.index_select(1, idx), v.index_select(1, idx),
                   mask, scaling, dropout)
         out.index_copy_(1, idx, o)
@@ -196,12 +212,14 @@ def _attention_flex(module, query, key, value, attention_mask, spec, scaling):
     base = _base_mask(attention_mask, T, S, query.device)  # [B or 1, 1, T, S]
     Bm = base.shape[0]
     window, sink, off = spec["window"], spec["sink"], S - T
+    first = _first_keys(base)  # [B or 1]: the sink starts after left padding
 
     per_row = heads.dim() == 2  # [B, H]: a mask per batch row
 
     def mask_mod(b, h, q_idx, kv_idx):
         seen = base[b % Bm, 0, q_idx, kv_idx]
-        inside = (kv_idx > q_idx + off - window) | (kv_idx < sink)
+        f = first[b % Bm]
+        inside = (kv_idx > q_idx + off - window) | ((kv_idx >= f) & (kv_idx < f + sink))
         slides = heads[b, h] if per_row else heads[h]
         return seen & (~slides | inside)
 
