@@ -176,6 +176,9 @@ class Heldout:
         self.units = self.model.problem().n_units
         self.seconds = 0.0
 
+    def cached(self, mask_bits):
+        return hashlib.sha256(mask_bits.encode()).hexdigest()[:16] in self.cache
+
     def values(self, mask_bits):
         key = hashlib.sha256(mask_bits.encode()).hexdigest()[:16]
         if key not in self.cache:
@@ -221,6 +224,8 @@ def main():
     ap.add_argument("--markdown", help="write the tables to this file too")
     ap.add_argument("--prepare-only", action="store_true",
                     help="write OUT/model (tasks, bosch.json, links) and stop")
+    ap.add_argument("--report-only", action="store_true",
+                    help="run and score nothing: the tables of what OUT holds scored")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     t_start = time.monotonic()
@@ -240,7 +245,12 @@ def main():
     print(f"held-out anchors: full {accuracy(full):.3f}, all-SWA {accuracy(swa):.3f}", flush=True)
     rows = {}
     for (label, cmd, extra, _, factor), ratio in jobs:
+        if args.report_only and not os.path.exists(
+                os.path.join(args.out, tag_of(label, ratio) + ".run.json")):
+            continue
         res, wall = select(args, mdir, log, label, cmd, extra, ratio, factor)
+        if args.report_only and not held.cached(res["unit_mask"]):
+            continue
         values = held.values(res["unit_mask"])
         rows[(label, ratio)] = {"res": res, "wall": wall, "values": values}
         print(f"{label:34s} rho {ratio:<6} held-out {accuracy(values):.3f}  calib "
