@@ -329,9 +329,14 @@ def render(args, ratios, methods, rows, anchors, held, mdir, log, total):
                           units_of(rows[("BOSCH", b)]["res"]))
             out.append(f"- rho {a} to {b}: Jaccard index of the full units {m.group(1)}; "
                        f"{dropped} SWA units of rho {a} full at rho {b}")
-    out += ["", f"Held-out scoring {held.seconds:.0f} s this run (masks scored before are "
-            f"cached); total {total / 60:.1f} min on {platform.machine()} with "
-            f"{os.cpu_count()} CPUs, {args.threads} threads; bosch {bosch.__version__}."]
+    if args.report_only:
+        out += ["", f"Reprinted from {args.out} (`--report-only`: nothing run or scored; the "
+                f"wall times are those recorded with each selection); bosch "
+                f"{bosch.__version__}."]
+    else:
+        out += ["", f"Held-out scoring {held.seconds:.0f} s this run (masks scored before are "
+                f"cached); total {total / 60:.1f} min on {platform.machine()} with "
+                f"{os.cpu_count()} CPUs, {args.threads} threads; bosch {bosch.__version__}."]
     return "\n".join(out) + "\n"
 
 
