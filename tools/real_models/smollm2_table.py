@@ -48,6 +48,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 from results_table import run, units_of  # noqa: E402  (the organism table's helpers)
+sys.path.insert(0, HERE)
+from smollm2 import sha256  # noqa: E402
 
 import bosch  # noqa: E402
 from bosch import backend, text  # noqa: E402
@@ -79,14 +81,6 @@ METHODS = [
 
 def tag_of(label, ratio):
     return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") + f"-r{ratio}"
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def prepare(args):
