@@ -40,7 +40,7 @@ import os
 from bosch import text
 tok = text.Tokenizer(os.path.join(req["model"], "tokenizer.json"))
 tt = text.TextTask.ruler(tok, "niah_single_2", req["context"], req["prompts"], 0,
-                         depth_min=0.0, depth_max=1.0 - 2.0 * req["window"] / req["context"])
+                         depth_min=0.0, depth_max=req["depth_max"])
 masks, warm, ref = req["masks"], req["warm"], req["reference"]
 cfg = req["config"]
 if cfg["engine"] == "libbosch-torch":
@@ -141,7 +141,9 @@ def main():
                BOSCH_TEXT_LIBRARY=os.path.join(os.path.dirname(libdir), "text",
                                                "libbosch-text.so.0"),
                OMP_NUM_THREADS=str(args.threads), OMP_WAIT_POLICY="PASSIVE")
-    req = {"model": args.model, "pypath": os.path.join(ROOT, "bindings", "python"),
+    sys.path.insert(0, os.path.join(ROOT, "tools", "real_models"))
+    from smollm2 import needle_depth_max
+    req = {"depth_max": needle_depth_max(args.window, args.context), "model": args.model, "pypath": os.path.join(ROOT, "bindings", "python"),
            "context": args.context, "prompts": args.prompts, "window": args.window,
            "sink": args.sink, "masks": masks, "warm": warm, "reference": ref, "reps": args.reps,
            "threads": args.threads}

@@ -127,10 +127,12 @@ def install(cache):
 def write_tasks(model, tasks, needles, context, window, seed, max_new):
     """The two tasks' JSON Lines, YAML and utils in `tasks`."""
     from bosch import text
+    sys.path.insert(0, HERE)
+    from smollm2 import needle_depth_max
     os.makedirs(tasks, exist_ok=True)
     tok = text.Tokenizer(os.path.join(model, "tokenizer.json"))
     style = tok.chat_style
-    depth_max = max(0.0, 1.0 - 2.0 * window / context)
+    depth_max = needle_depth_max(window, context)
     with text.TextTask.ruler(tok, "niah_single_2", context, needles, seed,
                              depth_min=0.0, depth_max=depth_max) as t:
         rows = [{"prompt": t.prompt(i), "answers": t.answers(i)} for i in range(len(t))]

@@ -66,6 +66,13 @@ MESSAGES = [("system", "You are a concise assistant."),
             ("user", "What is the capital of France? Answer in one word.")]
 
 
+def needle_depth_max(window, context):
+    """The deepest needle depth (fraction of the haystack) that keeps a
+    needle out of the prompt's last two windows: any mask sees a needle
+    inside the last window, so such a prompt measures nothing."""
+    return max(0.0, 1.0 - 2.0 * window / context)
+
+
 def sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:

@@ -19,10 +19,14 @@ answer token argmax-correct under teacher forcing), the samples, seconds.
 """
 import argparse
 import os
+import sys
 import time
 
 import bosch
 from bosch import backend, text
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from smollm2 import needle_depth_max  # noqa: E402
 
 
 def main():
@@ -41,7 +45,7 @@ def main():
     with backend.Model(args.model, device="cpu", dtype="f32", threads=args.threads) as model:
         for point in args.grid.split(","):
             context, window = (int(x) for x in point.split(":"))
-            depth_max = max(0.0, 1.0 - 2.0 * window / context)
+            depth_max = needle_depth_max(window, context)
             t0 = time.time()
             with backend.Task.ruler(tok, args.task, context, args.samples, args.seed,
                                     depth_min=0.0, depth_max=depth_max) as task, \

@@ -49,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 from results_table import run, units_of  # noqa: E402  (the organism table's helpers)
 sys.path.insert(0, HERE)
-from smollm2 import sha256  # noqa: E402
+from smollm2 import needle_depth_max, sha256  # noqa: E402
 
 import bosch  # noqa: E402
 from bosch import backend, text  # noqa: E402
@@ -115,7 +115,7 @@ def prepare(args):
             if not os.path.lexists(dst):
                 os.symlink(os.path.realpath(os.path.join(args.model, name)), dst)
     tok = text.Tokenizer(os.path.join(args.model, "tokenizer.json"))
-    depth_max = max(0.0, 1.0 - 2.0 * args.window / args.context)
+    depth_max = needle_depth_max(args.window, args.context)
     for name, samples, seed in (("calib.jsonl", args.calib, 0),
                                 ("heldout.jsonl", args.heldout, 1)):
         with text.TextTask.ruler(tok, args.task, args.context, samples, seed,

@@ -133,17 +133,15 @@ def _first_keys(base):
     return torch.argmax(seen.to(torch.int32), dim=1)
 
 
-def _band(T: int, S: int, window: int, sink: int, device, first=None):
-    """Bool [T, S] (or [B, 1, T, S] with `first`): key s is inside query t's
-    window or sink (t at slot S - T + t). The sink is the first `sink`
-    tokens of the sequence: with left padding (`first`, per batch row),
-    the tokens after the padding, as if the row had none; the window counts
-    distances, which padding on the left does not change."""
+def _band(T: int, S: int, window: int, sink: int, device, first):
+    """Bool [B, 1, T, S]: key s is inside query t's window or sink (t at slot
+    S - T + t). The sink is the first `sink` tokens of the sequence: with
+    left padding (`first`, per batch row: _first_keys), the tokens after the
+    padding, as if the row had none; the window counts distances, which
+    padding on the left does not change."""
     import torch
     q = torch.arange(S - T, S, device=device).view(T, 1)
     k = torch.arange(S, device=device).view(1, S)
-    if first is None:
-        return (k > q - window) | (k < sink)
     f = first.to(device).view(-1, 1, 1, 1)
     return (k > q - window) | ((k >= f) & (k < f + sink))
 
