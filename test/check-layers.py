@@ -52,7 +52,7 @@ LNS_LEVEL = {
     "batch": 1,                                  # the pending batch, subproblems
     "stage": 2, "anchors": 2, "plan": 2, "probe": 2, "alloc": 2, "group": 2,
     "sweep": 2, "sweep_state": 2, "sweep_moves": 2, "sweep_probe": 2,
-    "layers": 2, "confirm": 2,                   # the stages
+    "layers": 2, "confirm": 2, "plateau": 2,     # the stages
     "lns": 3,                                    # the driver
 }
 LNS_PRIVATE = {"sweep_state": "sweep"}  # header stem -> the stem prefix of its only users

@@ -38,6 +38,7 @@ static void v_polish(cfg *c) { c->polish_fraction = 0.2; }
 static void v_spread(cfg *c) { c->ratio_spread = 0.25; }
 static void v_group_cap(cfg *c) { c->group_cap = 16; }
 static void v_anchors(cfg *c) { c->anchors = 1; }
+static void v_stop(cfg *c) { c->stop_tolerance = 0.01; }
 static void v_seed_budget(cfg *c) { c->seed = 9; c->budget = 100; }
 
 START_TEST(mismatch_names_field)
@@ -61,6 +62,7 @@ START_TEST(mismatch_names_field)
         {"ratio_spread", NULL, v_spread},
         {"group_cap", NULL, v_group_cap},
         {"anchors", NULL, v_anchors},
+        {"stop_tolerance", NULL, v_stop},
         {"seed", "budget", v_seed_budget},
     };
     char dir[64], path[128];

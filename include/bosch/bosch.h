@@ -105,7 +105,11 @@ BOSCH_API const char *bosch_version_string(void);
        subproblems were enumerated; the log says how many evaluations were used */      \
     XX(JOURNAL_FAILED, 6, "stopped: the journal could not be written")                 \
     /* an append failed (full disk...): the run ended cleanly with the evaluations it    \
-       had, the result holds the best mask found, bosch_optimizer_last_error() the reason */
+       had, the result holds the best mask found, bosch_optimizer_last_error() the reason */ \
+    XX(PLATEAU, 7, "search stopped early: the best stopped improving, budget unused")      \
+    /* the stopping rule (option stop_tolerance) found that the rest of the budget was       \
+       unlikely to raise the best by more than the tolerance; the log says by how much      \
+       and how many evaluations were left */
 
 #define BOSCH_STATUS_ENUM_(name, value, text) BOSCH_##name = value,
 enum bosch_error {
@@ -117,7 +121,7 @@ enum bosch_error {
 /* Positive statuses: the search ended normally, and this is why. */
 enum bosch_stop {
     BOSCH_STOP_MAP(BOSCH_STATUS_ENUM_)
-    BOSCH_STOP_LAST_ = 7 /* one past the largest stop reason; not a status */
+    BOSCH_STOP_LAST_ = 8 /* one past the largest stop reason; not a status */
 };
 #undef BOSCH_STATUS_ENUM_
 

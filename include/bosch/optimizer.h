@@ -181,6 +181,23 @@ BOSCH_API int bosch_set_screen_fidelity(bosch_optimizer *opt, double fidelity);
  * 0 = off) and "sweep_gap" (default 0.005, in [0, 1]). */
 BOSCH_API int bosch_set_sweep_pairs(bosch_optimizer *opt, uint32_t pairs);
 BOSCH_API int bosch_set_sweep_gap(bosch_optimizer *opt, double gap);
+/* The stopping rule (default 0 = off; in [0, 1]): while stage 3's polish
+ * runs (full and group-only variants), before each batch, the search looks
+ * at the last W evaluations of stage 3 (W = the larger of 24 and a third of
+ * stage 3's evaluations so far, in full-evaluation equivalents; the polish
+ * must have made 24 of its own): if the best normalised score S^ rose by g
+ * over them, the rest of the budget at that rate would raise it by
+ * g * (budget left) / W. When that is below `tolerance`, the search ends
+ * with BOSCH_PLATEAU (after the confirmation draws, when set), the result
+ * holds the best mask found, and the log says the gain, the projection and
+ * the evaluations left. A search whose best still climbs by more than the
+ * tolerance per remaining budget is never stopped; under noise the best of
+ * noisy scores keeps creeping up, so a noisy search stops later, never
+ * earlier. Set it in S^ units (1 = the gap between all full and all SWA),
+ * no smaller than the evaluator's noise over that gap. It enters the
+ * journal header (a resume with another value is BOSCH_E_MISMATCH).
+ * Option "stop_tolerance". */
+BOSCH_API int bosch_set_stop_tolerance(bosch_optimizer *opt, double tolerance);
 /* Per-unit priors the host already has, such as FISHER or single-unit
  * ablation scores: importance[u] for each of the problem's units
  * (bosch_problem_units), higher = more harm when unit u becomes SWA. They
@@ -213,7 +230,7 @@ BOSCH_API int bosch_set_anchors(bosch_optimizer *opt, double s_full, double s_al
  *   batch_size, ratio_spread, threads, journal (a path, mode AUTO),
  *   journal_sync (0|1),
  *   raw_scores (0|1), anchor_tolerance (>= 0), confirm, confirm_top (uint), screen_fidelity (0..1],
- *   sweep_pairs (uint), sweep_gap [0..1], variant (full|probe-only|group-only|layer-level),
+ *   sweep_pairs (uint), sweep_gap [0..1], stop_tolerance [0..1], variant (full|probe-only|group-only|layer-level),
  *   strategy, probe_strategy, group_strategy (a built-in strategy name).
  * BOSCH_E_OPTION for unknown names or unparsable values, BOSCH_E_INVALID for
  * values out of range, BOSCH_E_STATE once the search has started. */

@@ -207,6 +207,12 @@ int lns_step_polish(lns *m)
         m->step = STEP_SWEEP;
         return 0;
     }
+    if (lns_plateau_due(m)) {
+        pl->group_used += lns_close_subproblem(m);
+        lns_search_ended(m, BOSCH_PLATEAU);
+        lns_milestone(m);
+        return 0;
+    }
     int n = lns_pull_runner(m);
     if (n != 0)
         return n;

@@ -30,6 +30,7 @@ struct lns_config {
     const double *prior;           /* the host's per-unit priors (units; borrowed), or NULL */
     uint32_t sweep_pairs;          /* flip sweep: most pairs scored (0 = no sweep) */
     double sweep_gap;              /* ... runs when the recent median gap is below this */
+    double stop_tolerance;         /* stop when the projected gain is below this (0 = off) */
 };
 
 struct lns_hooks {

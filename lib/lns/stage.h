@@ -22,6 +22,9 @@ int lns_step_confirm(lns *m);  /* confirm.c: confirmation draws */
  * once, when the budget left first reaches free units + sweep_pairs), 0
  * when not, < 0 on error. */
 int lns_sweep_due(lns *m);
+/* plateau.c: non-zero when the stopping rule (stop_tolerance) ends the
+ * polish here (logged); 0 when it is off or the best still climbs. */
+int lns_plateau_due(lns *m);
 /* Frees the sweep's state (the driver, at the end). */
 void lns_sweep_free(lns *m);
 

@@ -83,6 +83,8 @@ char *session_journal_header(const bosch_optimizer *opt)
         json_object_object_add(h, "sweep_pairs", json_object_new_int64((int64_t)o->sweep_pairs));
         json_object_object_add(h, "sweep_gap", dbl(o->sweep_gap));
     }
+    if (o->stop_tolerance > 0.0) /* only when set, as raw_scores */
+        json_object_object_add(h, "stop_tolerance", dbl(o->stop_tolerance));
     if (o->priors) { /* only when set: a hash of the values as exact text */
         XXH64_state_t *st = XXH64_createState();
         if (st && XXH64_reset(st, 0) == XXH_OK) {

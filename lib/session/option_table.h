@@ -69,6 +69,10 @@ enum kind { K_UINT, K_DOUBLE, K_BOOL, K_CHOICE, K_STRATEGY, K_PATH };
     XX(SWEEP_GAP, "sweep_gap", K_DOUBLE, sweep_gap, STR(SESSION_SWEEP_GAP), 0, 1,                  \
        "sweep_gap (0..1)",                                                                       \
        "the flip sweep runs when the recent candidates' median gap to the best is below this")  \
+    XX(STOP_TOLERANCE, "stop_tolerance", K_DOUBLE, stop_tolerance, "0", 0, 1,                      \
+       "stop_tolerance (0..1)",                                                                  \
+       "stage 3 ends early when the rest of the budget, at the recent rate, would raise the "    \
+       "best S^ by less than this (0 = off)")                                                    \
     XX(VARIANT, "variant", K_CHOICE, variant, "full", 0, BOSCH_VARIANT_LAYER_LEVEL, "variant",     \
        "which parts of the method run: full|probe-only|group-only|layer-level")                  \
     XX(STRATEGY, "strategy", K_STRATEGY, strategy, "auto", -1, 0, "strategy",                      \

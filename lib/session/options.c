@@ -333,6 +333,7 @@ struct lns_config session_lns_config(const struct options *o)
     c.screen_fidelity = o->screen_fidelity;
     c.sweep_pairs = (uint32_t)o->sweep_pairs;
     c.sweep_gap = o->sweep_gap;
+    c.stop_tolerance = o->stop_tolerance;
     c.prior = o->priors;
     c.s_full = o->s_full;
     c.s_swa = o->s_swa;

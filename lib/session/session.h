@@ -42,6 +42,7 @@ struct options {
     double screen_fidelity;        /* multi-fidelity screening (1 = off) */
     uint64_t sweep_pairs;          /* flip sweep: most pairs (0 = off) */
     double sweep_gap;              /* ... and its trigger */
+    double stop_tolerance;         /* the stopping rule (0 = off) */
     double *priors;                /* the host's per-unit priors (units), NULL = none */
     char **identity;               /* run identity: key, value, key, value... (journal header) */
     size_t n_identity;             /* pairs */

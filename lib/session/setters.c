@@ -83,6 +83,11 @@ int bosch_set_sweep_gap(bosch_optimizer *opt, double gap)
     return session_set_double(opt, OPT_SWEEP_GAP, gap);
 }
 
+int bosch_set_stop_tolerance(bosch_optimizer *opt, double tolerance)
+{
+    return session_set_double(opt, OPT_STOP_TOLERANCE, tolerance);
+}
+
 int bosch_set_batch_size(bosch_optimizer *opt, uint32_t candidates)
 {
     return session_set_uint(opt, OPT_BATCH_SIZE, candidates);

@@ -25,6 +25,7 @@ cfg base_cfg(void)
     c.budget = 120;
     c.variant = -1;
     c.alpha = c.probe_fraction = c.polish_fraction = c.ratio_spread = c.time_limit = -1.0;
+    c.stop_tolerance = -1.0;
     c.sync = -1;
     return c;
 }
@@ -78,6 +79,8 @@ bosch_optimizer *cfg_opt(const cfg *c, const char *journal, int mode)
         ck_assert_int_eq(bosch_set_polish_fraction(o, c->polish_fraction), BOSCH_OK);
     if (c->ratio_spread >= 0)
         ck_assert_int_eq(bosch_set_ratio_spread(o, c->ratio_spread), BOSCH_OK);
+    if (c->stop_tolerance >= 0)
+        ck_assert_int_eq(bosch_set_stop_tolerance(o, c->stop_tolerance), BOSCH_OK);
     if (c->time_limit >= 0)
         ck_assert_int_eq(bosch_set_time_limit(o, c->time_limit), BOSCH_OK);
     if (c->anchors)

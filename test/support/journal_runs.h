@@ -31,6 +31,7 @@ typedef struct {
     const char *strategy; /* both stages, NULL default */
     int variant;          /* -1 default */
     double alpha, probe_fraction, polish_fraction, ratio_spread, time_limit; /* < 0 default */
+    double stop_tolerance;                                                  /* < 0 default */
     int anchors; /* supply anchors 1.0 / 0.01 */
     int sync;    /* -1 default */
     int thread_safe;

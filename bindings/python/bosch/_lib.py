@@ -287,6 +287,8 @@ _PROTOTYPES = {
     # the flip sweep at the end of stage 3
     "bosch_set_sweep_pairs": (c_int, [H, c_uint32]),
     "bosch_set_sweep_gap": (c_int, [H, c_double]),
+    # the stopping rule
+    "bosch_set_stop_tolerance": (c_int, [H, c_double]),
     "bosch_set_priors": (c_int, [H, c_double_p, c_size_t]),
     "bosch_get_priors": (c_size_t, [H, c_double_p, c_size_t]),
     "bosch_set_run_identity": (c_int, [H, c_char_p, c_char_p]),

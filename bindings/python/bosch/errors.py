@@ -42,6 +42,7 @@ class StopReason(enum.IntEnum):
     FORCED_STOP = 4
     CONVERGED = 5
     JOURNAL_FAILED = 6
+    PLATEAU = 7
 
 
 def strerror(status: int) -> str:

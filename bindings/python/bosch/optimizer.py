@@ -366,6 +366,14 @@ class Optimizer(Handle):
         self._check(lib.bosch_set_sweep_gap(self._handle, float(gap)))
         return self
 
+    def set_stop_tolerance(self, tolerance: float) -> "Optimizer":
+        """The stopping rule (option "stop_tolerance", in [0, 1], default 0 =
+        off): stage 3's polish ends with StopReason.PLATEAU when the best S^'s
+        gain over its recent evaluations, carried over the budget left, would
+        add less than `tolerance` (bosch_set_stop_tolerance)."""
+        self._check(lib.bosch_set_stop_tolerance(self._handle, float(tolerance)))
+        return self
+
     # -- callbacks ------------------------------------------------------------------
     def _attach(self, setter, empty, fn, *, testbed_ptr, make, c_hook, kind, what):
         """Installs an evaluator through the C `setter`: a C evaluator with the

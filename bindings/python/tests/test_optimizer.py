@@ -679,3 +679,23 @@ def test_layer_level_exact_target(shape):
     # The result is the best layer choice.
     assert res.score == max(h.score for h in searched)
     assert res.mask == max(searched, key=lambda h: h.score).mask
+
+
+# The stopping rule (option stop_tolerance, issue 53): the Python setter and
+# option reach the library, the run ends with StopReason.PLATEAU before its
+# budget, and its history is the unstopped run's first evaluations.
+def test_stop_tolerance_ends_a_flat_search_early():
+    p = bosch.Problem(8, 4, ratio=0.5)
+    tb = bosch.Testbed(8, 4, seed=11)
+    full = bosch.Optimizer(p, seed=7, budget=3000).optimize(evaluator=tb)
+    opt = bosch.Optimizer(p, seed=7, budget=3000).set_stop_tolerance(0.01)
+    assert opt.get_option_value("stop_tolerance") == 0.01
+    res = opt.optimize(evaluator=tb)
+    assert res.status_name == "BOSCH_PLATEAU"
+    assert res.stop_reason == bosch.StopReason.PLATEAU == 7
+    assert full.status_name != "BOSCH_PLATEAU"
+    n = res.total_evaluations
+    assert n < full.total_evaluations
+    assert [h.mask for h in res.history] == [h.mask for h in full.history[:n]]
+    with pytest.raises(bosch.InvalidArgumentError):
+        bosch.Optimizer(p).set_stop_tolerance(2.0)
