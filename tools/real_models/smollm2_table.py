@@ -52,7 +52,7 @@ sys.path.insert(0, HERE)
 from smollm2 import needle_depth_max, sha256  # noqa: E402
 
 import bosch  # noqa: E402
-from bosch import backend, text  # noqa: E402
+from bosch import text  # noqa: E402  (bosch.backend only where a model runs: Heldout)
 
 # (row label, command, extra arguments, only at --ablation-ratio, budget factor)
 METHODS = [
@@ -118,13 +118,16 @@ def prepare(args):
     depth_max = needle_depth_max(args.window, args.context)
     for name, samples, seed in (("calib.jsonl", args.calib, 0),
                                 ("heldout.jsonl", args.heldout, 1)):
+        path = os.path.join(mdir, name)
         with text.TextTask.ruler(tok, args.task, args.context, samples, seed,
                                  depth_min=0.0, depth_max=depth_max) as t:
-            t.write_jsonl(os.path.join(mdir, name))
-        settings[name + "_sha256"] = sha256(os.path.join(mdir, name))
+            t.write_jsonl(path + ".tmp")
+        settings[name + "_sha256"] = sha256(path + ".tmp")
         if old and old.get(name + "_sha256") != settings[name + "_sha256"]:
+            os.unlink(path + ".tmp")
             sys.exit(f"smollm2_table: {name} generated here differs from the one the results "
                      f"in {args.out} were made on; use another --out")
+        os.replace(path + ".tmp", path)
     with open(os.path.join(mdir, "bosch.json"), "w") as f:
         json.dump({"calib": "calib.jsonl", "heldout": "heldout.jsonl", "window": args.window,
                    "sink": args.sink, "metric": "logprob", "budget": args.budget}, f, indent=1)
@@ -162,6 +165,7 @@ class Heldout:
         if os.path.exists(self.path):
             with open(self.path) as f:
                 self.cache = json.load(f)
+        from bosch import backend
         self.tok = text.Tokenizer(os.path.join(mdir, "tokenizer.json"))
         self.model = backend.Model(mdir, device="cpu", dtype="f32", threads=args.threads)
         self.task = backend.Task.from_text_jsonl(os.path.join(mdir, "heldout.jsonl"), self.tok)
