@@ -22,6 +22,7 @@ void backend_free(struct backend *b)
     free(b->reference);
     b->reference = NULL;
     bosch_torch_evaluator_free(b->e);
+    bosch_torch_task_free(b->screen); /* after its evaluator, before the tokenizer it borrows */
     bosch_torch_checkpoint_free(b->ck); /* the model and task the evaluator held */
 }
 
@@ -112,6 +113,34 @@ int backend_open_model(struct settings *s, struct backend *b)
     return 0;
 }
 
+/* --screen-length: the RULER task rendered at that length scores the
+ * screened requests (bosch_torch_evaluator_set_screen_task), and
+ * screen_fidelity is its share of the tokens unless given. */
+static int open_screen(struct settings *s, struct backend *b)
+{
+    const char *given = lib_option_given(s, "screen_fidelity");
+    if (given && !(strtod(given, NULL) < 1.0)) {
+        errorf("--screen-length %u needs screened candidates: --screen-fidelity %s is off "
+               "(give a value below 1, or leave it to N/context)", s->screen_length, given);
+        return EXIT_ERROR;
+    }
+    if (!(b->screen = bosch_torch_checkpoint_task_at(b->ck, s->screen_length))) {
+        errorf("--screen-length %u: %s", s->screen_length,
+               create_reason(bosch_torch_create_status()));
+        return EXIT_ERROR;
+    }
+    if (bosch_torch_evaluator_set_screen_task(b->e, b->screen)) {
+        errorf("--screen-length %u: %s", s->screen_length, backend_last_error(b));
+        return EXIT_ERROR;
+    }
+    if (!given) {
+        char text[32];
+        snprintf(text, sizeof text, "%.6g", (double)s->screen_length / (double)s->context);
+        lib_option_suggest(s, "screen_fidelity", text);
+    }
+    return 0;
+}
+
 int backend_open(struct settings *s, struct backend *b)
 {
     if (backend_open_model(s, b))
@@ -131,7 +160,7 @@ int backend_open(struct settings *s, struct backend *b)
     if (s->no_prefix_cache)
         bosch_torch_evaluator_set_prefix_cache(b->e, 0);
     b->follow = !s->no_prefix_cache && !s->cache_all_full;
-    return 0;
+    return s->screen_length ? open_screen(s, b) : 0;
 }
 
 int backend_follow_incumbent(struct backend *b, const bosch_progress *p)

@@ -13,6 +13,7 @@ struct backend {
     bosch_torch_model *m;       /* lent by ck */
     const bosch_torch_task *t;  /* lent by ck */
     bosch_torch_evaluator *e;
+    bosch_torch_task *screen; /* --screen-length: the task rendered shorter (owned) */
     uint32_t L, G, H, V;
     const char *dir;
     double noise;   /* the evaluator's numerical noise (backend_attach) */

@@ -30,6 +30,9 @@ static int record_task(bosch_selection *sel, const struct settings *s)
         rc = bosch_selection_setting_set_string(sel, "task", s->task);
         rc = rc ? rc : bosch_selection_setting_set_int(sel, "ruler.context", s->context);
         rc = rc ? rc : bosch_selection_setting_set_int(sel, "ruler.samples", s->samples);
+        if (s->screen_length) /* the length screened candidates were scored at */
+            rc = rc ? rc : bosch_selection_setting_set_int(sel, "ruler.screen_length",
+                                                            s->screen_length);
         return rc ? rc : bosch_selection_setting_set_int(sel, "ruler.seed", (int64_t)s->seed);
     }
     if (s->task)

@@ -394,7 +394,8 @@ BOSCH_TORCH_API const char *bosch_torch_model_identity(const bosch_torch_model *
  * this evaluator's scores: torch.model (bosch_torch_model_identity),
  * torch.task (a hash of every sample's prompt, answer and answer strings,
  * and the sample count), torch.metric, torch.window, torch.sink and
- * torch.dtype. With a journal, a resume with another model, task, metric,
+ * torch.dtype, and torch.screen_task (the same hash) when a screen task is
+ * set. With a journal, a resume with another model, task, metric,
  * window, sink or dtype is then BOSCH_E_MISMATCH naming the key. The
  * device is not part of it (a run may resume on another machine). Before
  * the run starts; the status of bosch_set_run_identity. */
@@ -425,12 +426,36 @@ BOSCH_TORCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_
  * k = max(1, ceil(f * samples)) samples: those from sample
  * (draws[i] * k) mod samples on, cyclically, so the draws of a screened
  * candidate see different samples. At f = 1 every draw scores the whole
- * task, the same score (the model is deterministic). BOSCH_E_INVALID for a
+ * task, the same score (the model is deterministic). With a screen task
+ * (bosch_torch_evaluator_set_screen_task), a request at f < 1 is scored on
+ * every sample of the screen task instead. BOSCH_E_INVALID for a
  * fidelity outside (0, 1]; failures as bosch_torch_batch_eval. */
 BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const double *fidelity,
                                                    const uint32_t *draws, size_t n,
                                                    size_t units, double *scores,
                                                    void *evaluator);
+/* Length as a fidelity: requests below fidelity 1 (the optimizer's
+ * screen_fidelity, bosch_set_screen_fidelity) are scored on every sample of
+ * `screen` instead of a share of the evaluator's own samples, so a
+ * candidate is screened on the same needles, questions and answers in a
+ * shorter haystack (a RULER task generated with the same seed and samples
+ * at a shorter context: bosch_torch_checkpoint_task_at, or
+ * bosch_text_ruler_create). Requests at fidelity 1, bosch_torch_batch_eval
+ * and the noise stay on the evaluator's task. `screen` is checked against
+ * the task: as many samples, each with the same answers, none with a longer
+ * prompt, fewer tokens in all; else BOSCH_E_INVALID naming the sample (the
+ * message in bosch_torch_evaluator_last_error), and nothing changes. The
+ * screen evaluator takes this one's settings now (batch, buckets, prefix
+ * cache and its reference, forward bounds, last layer) and follows the
+ * setters called later. Its digest enters the run identity as
+ * torch.screen_task (bosch_torch_evaluator_identify; MPI ranks must agree
+ * on it). Set the optimizer's screen_fidelity to the screen task's cost
+ * relative to the task's (e.g. its share of the tokens): the budget counts
+ * a screened request at that fidelity. `screen` is borrowed: it must
+ * outlive the evaluator or the next call; NULL removes it. Same thread
+ * rules as the other setters. */
+BOSCH_TORCH_API int bosch_torch_evaluator_set_screen_task(bosch_torch_evaluator *e,
+                                                          const bosch_torch_task *screen);
 /* At most `samples` samples of a candidate in one forward pass (0, the
  * default: a whole length bucket, within the device's token bound,
  * BOSCH_TORCH_FORWARD_TOKENS). Forwards of other sizes round differently
@@ -561,6 +586,18 @@ BOSCH_TORCH_API const char *bosch_torch_checkpoint_task_source(const bosch_torch
 BOSCH_TORCH_API const char *
 bosch_torch_checkpoint_tokenizer_path(const bosch_torch_checkpoint *c);
 BOSCH_TORCH_API const char *bosch_torch_checkpoint_describe(const bosch_torch_checkpoint *c);
+/* The checkpoint's task rendered at another, shorter prompt length: the
+ * same generator, seed and samples at `context` tokens, so the same
+ * needles, questions and answers in a shorter haystack (for
+ * bosch_torch_evaluator_set_screen_task). Only a RULER task ("ruler:NAME")
+ * can be: its samples are drawn from the seed before their haystack is
+ * fitted to the length. NULL with bosch_torch_create_error() naming why for
+ * any other task (a task file's prompts are fixed; the built-in NIAH draws
+ * its needles with its haystack), a context not below the task's, or a
+ * failure of the generator. The caller owns the task (bosch_torch_task_free)
+ * and frees it after the evaluators that borrow it. */
+BOSCH_TORCH_API bosch_torch_task *bosch_torch_checkpoint_task_at(const bosch_torch_checkpoint *c,
+                                                                uint32_t context);
 /* A number bosch.json suggests: "window", "sink", "budget" or "metric"
  * (enum bosch_torch_metric). 1 with *value set when suggested, 0 when not
  * (*value untouched); BOSCH_E_INVALID for a NULL argument or another key. */

@@ -222,6 +222,10 @@ struct bosch_torch_model {
 
 struct bosch_torch_evaluator {
     std::unique_ptr<bosch_torch::Evaluator> ev;
+    // Length as a fidelity (bosch_torch_evaluator_set_screen_task): requests
+    // below fidelity 1 are scored on every sample of this evaluator of the
+    // screen task, which has ev's settings; NULL = none.
+    std::unique_ptr<bosch_torch::Evaluator> screen;
     bosch_torch_model *model = nullptr;
     std::string job_identity; // bosch_torch_evaluator_identity's last text
 };

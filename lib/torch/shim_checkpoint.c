@@ -23,6 +23,8 @@ struct bosch_torch_checkpoint {
     bosch_torch_task *task;
     struct bt_suggestions sug;
     char *dir, *tokenizer_path, *task_source;
+    uint32_t context, samples; /* a generated task's */
+    uint64_t seed;
     char desc[640];
 };
 
@@ -304,6 +306,9 @@ bosch_torch_checkpoint *bosch_torch_checkpoint_open(const char *dir,
         goto fail;
     }
     describe(c);
+    c->context = p->context;
+    c->samples = p->samples;
+    c->seed = p->seed;
     if (open_tokenizer(c, p->tokenizer) || check_tokenizer_fits(c) || open_task(c, p))
         goto fail;
     return c;
@@ -374,6 +379,45 @@ int bosch_torch_checkpoint_suggested(const bosch_torch_checkpoint *c, const char
             return 1;
         }
     return BOSCH_E_INVALID;
+}
+
+bosch_torch_task *bosch_torch_checkpoint_task_at(const bosch_torch_checkpoint *c,
+                                                 uint32_t context)
+{
+    static const char *const fn = "bosch_torch_checkpoint_task_at";
+    char msg[1024];
+    if (!c) {
+        bt_create_fail(fn, BOSCH_E_INVALID, "the checkpoint must not be NULL");
+        return NULL;
+    }
+    if (!is_ruler(c->task_source)) {
+        snprintf(msg, sizeof msg,
+                 "task %s: only a RULER task (ruler:NAME) can be rendered at another length, "
+                 "its samples being drawn from the seed before the haystack; %s", c->task_source,
+                 strcmp(c->task_source, "niah") ? "a task file's prompts are fixed"
+                                                : "the built-in NIAH draws its needles with "
+                                                  "its haystack");
+        bt_create_fail(fn, BOSCH_E_INVALID, msg);
+        return NULL;
+    }
+    if (context == 0 || context >= c->context) {
+        snprintf(msg, sizeof msg, "task %s: context %u is not below the task's %u",
+                 c->task_source, context, c->context);
+        bt_create_fail(fn, BOSCH_E_INVALID, msg);
+        return NULL;
+    }
+    struct bosch_torch_checkpoint_params p;
+    bosch_torch_checkpoint_params_init(&p);
+    p.context = context;
+    p.samples = c->samples;
+    p.seed = c->seed;
+    bosch_torch_task *t = text_task(c, &p);
+    if (!t) { /* text_task recorded the reason under bosch_torch_checkpoint_open's name */
+        int st = bosch_torch_create_status();
+        snprintf(msg, sizeof msg, "%s", reason(bosch_torch_create_error(), st));
+        bt_create_fail(fn, st, msg);
+    }
+    return t;
 }
 
 const char *bosch_torch_checkpoint_suggested_file(const bosch_torch_checkpoint *c,

@@ -97,12 +97,16 @@ std::vector<std::pair<std::string, std::string>> run_identity(const bosch_torch_
     const Model &m = *e.model->model;
     const Window &w = e.ev->window();
     const int mi = int(e.ev->metric());
-    return {{"torch.model", m.identity()},
-            {"torch.task", task_digest(e.ev->task())},
-            {"torch.metric", mi >= 0 && mi < 3 ? metrics[mi] : "?"},
-            {"torch.window", std::to_string(w.window)},
-            {"torch.sink", std::to_string(w.sink)},
-            {"torch.dtype", dtype_name(m.dtype())}};
+    std::vector<std::pair<std::string, std::string>> ids = {
+        {"torch.model", m.identity()},
+        {"torch.task", task_digest(e.ev->task())},
+        {"torch.metric", mi >= 0 && mi < 3 ? metrics[mi] : "?"},
+        {"torch.window", std::to_string(w.window)},
+        {"torch.sink", std::to_string(w.sink)},
+        {"torch.dtype", dtype_name(m.dtype())}};
+    if (e.screen) // only when set: the identities of runs without one stay as they were
+        ids.push_back({"torch.screen_task", task_digest(e.screen->task())});
+    return ids;
 }
 
 // What an MPI job's ranks must share (bosch_torch_evaluator_identity): the
@@ -168,6 +172,8 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e,
         return BOSCH_E_INVALID;
     }
     e->ev->set_batch(candidates);
+    if (e->screen)
+        e->screen->set_batch(candidates);
     return BOSCH_OK;
 }
 
@@ -180,6 +186,8 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_buckets(bosch_torch_evaluator *e,
     int st = guarded(msg, [&] {
         torch::InferenceMode guard;
         e->ev->set_buckets(buckets);
+        if (e->screen)
+            e->screen->set_buckets(buckets);
     });
     if (st != BOSCH_OK)
         e->ev->last_error = msg;
@@ -226,6 +234,8 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator
         return BOSCH_E_INVALID;
     std::lock_guard<std::mutex> lock(e->model->model->mutex);
     e->ev->set_prefix_cache(on != 0);
+    if (e->screen)
+        e->screen->set_prefix_cache(on != 0);
     return BOSCH_OK;
 }
 
@@ -242,8 +252,71 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_reference(bosch_torch_evaluator *e
         return BOSCH_E_INVALID;
     }
     e->ev->set_reference(mask);
+    if (e->screen)
+        e->screen->set_reference(mask);
     e->ev->last_error.clear();
     return BOSCH_OK;
+}
+
+// The screen task must be the evaluator's samples rendered shorter: as many,
+// each with the same answers, none longer and all together fewer tokens.
+static void check_screen_task(const Task &task, const Task &screen) {
+    const size_t n = task.samples.size();
+    if (screen.samples.size() != n)
+        invalid("the screen task has " + std::to_string(screen.samples.size()) +
+                " samples, the evaluator's task " + std::to_string(n) +
+                ": a screen task is the same samples rendered shorter");
+    size_t full = 0, short_ = 0;
+    for (size_t i = 0; i < n; i++) {
+        const Sample &a = task.samples[i], &b = screen.samples[i];
+        const bool same = !a.answers.empty() || !b.answers.empty() ? a.answers == b.answers
+                                                                   : a.answer == b.answer;
+        if (!same)
+            invalid("sample " + std::to_string(i) +
+                    " has other answers in the screen task than in the evaluator's task: "
+                    "not the same samples (render the same task, seed and samples at a "
+                    "shorter context)");
+        if (b.prompt.size() > a.prompt.size())
+            invalid("sample " + std::to_string(i) + " of the screen task has " +
+                    std::to_string(b.prompt.size()) + " prompt tokens, the evaluator's " +
+                    std::to_string(a.prompt.size()) + ": a screen task is shorter");
+        full += a.prompt.size();
+        short_ += b.prompt.size();
+    }
+    if (short_ >= full)
+        invalid("the screen task's prompts hold " + std::to_string(short_) +
+                " tokens, the evaluator's " + std::to_string(full) +
+                ": a screen task is shorter");
+}
+
+BOSCH_TORCH_API int bosch_torch_evaluator_set_screen_task(bosch_torch_evaluator *e,
+                                                          const bosch_torch_task *t) {
+    if (!e || !e->ev)
+        return BOSCH_E_INVALID;
+    Model &md = *e->model->model;
+    std::lock_guard<std::mutex> lock(md.mutex);
+    std::string msg;
+    int st = guarded(msg, [&] {
+        if (!t) {
+            e->screen.reset();
+            return;
+        }
+        const Evaluator &ev = *e->ev;
+        check_screen_task(ev.task(), t->task);
+        torch::InferenceMode guard;
+        std::unique_ptr<Evaluator> s(new Evaluator(md, t->task, ev.window(), ev.metric()));
+        s->set_batch(ev.batch());
+        s->set_buckets(ev.buckets_setting());
+        s->set_prefix_cache(ev.prefix_cache());
+        s->set_reference(ev.reference().empty() ? nullptr : ev.reference().data());
+        s->set_cache_budget(ev.cache_budget());
+        s->set_forward_tokens(ev.forward_tokens());
+        s->set_forward_samples(ev.forward_samples());
+        s->set_last_layer_at_rows(ev.last_layer_at_rows());
+        e->screen = std::move(s);
+    });
+    e->ev->last_error = msg;
+    return st;
 }
 
 // Runs `work` on the evaluator under its model's lock, after checking the
@@ -251,8 +324,8 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_reference(bosch_torch_evaluator *e
 // reports it through bosch_evaluator_status()) with the message in
 // bosch_torch_evaluator_last_error(). `evaluator` is not const: the message
 // is written into it.
-static int with_evaluator(void *evaluator, size_t units,
-                          const std::function<void(Evaluator &)> &work) {
+static int with_handle(void *evaluator, size_t units,
+                       const std::function<void(bosch_torch_evaluator &)> &work) {
     auto *e = static_cast<bosch_torch_evaluator *>(evaluator);
     if (!e || !e->ev)
         return BOSCH_E_INVALID;
@@ -265,10 +338,26 @@ static int with_evaluator(void *evaluator, size_t units,
             invalid("mask has " + std::to_string(units) + " units, the model has " +
                     std::to_string(md.layers() * md.kv_heads()) + " (layers x KV heads)");
         torch::InferenceMode guard;
-        work(ev);
+        work(*e);
     });
     ev.last_error = msg;
     return st;
+}
+
+static int with_evaluator(void *evaluator, size_t units,
+                          const std::function<void(Evaluator &)> &work) {
+    return with_handle(evaluator, units, [&](bosch_torch_evaluator &e) { work(*e.ev); });
+}
+
+// Length as a fidelity: the evaluator a request at fidelity `f` is scored on,
+// with f set to the fidelity it is scored at there (a screened request takes
+// every sample of the screen task).
+static Evaluator &request_evaluator(bosch_torch_evaluator &e, double &f) {
+    if (e.screen && f > 0.0 && f < 1.0) {
+        f = 1.0;
+        return *e.screen;
+    }
+    return *e.ev;
 }
 
 BOSCH_TORCH_API int bosch_torch_batch_eval(const uint8_t *masks, size_t n, size_t units,
@@ -327,15 +416,19 @@ static std::vector<size_t> span_samples(size_t S, std::pair<size_t, size_t> span
 BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const double *fidelity,
                                                    const uint32_t *draws, size_t n, size_t units,
                                                    double *scores, void *evaluator) {
-    return with_evaluator(evaluator, units, [&](Evaluator &ev) {
+    return with_handle(evaluator, units, [&](bosch_torch_evaluator &e) {
         if (n > 0 && (!masks || !fidelity || !draws || !scores))
             invalid("masks, fidelity, draws and scores must not be NULL");
-        // Group key: (first sample, k); every full-task request is (0, S).
-        std::vector<std::pair<size_t, size_t>> keys;
+        // Group key: (evaluator, first sample, k); every full-task request
+        // is (the task's, 0, S).
+        std::vector<std::pair<Evaluator *, std::pair<size_t, size_t>>> keys;
         std::vector<std::vector<size_t>> members;
         for (size_t i = 0; i < n; i++) {
-            const std::pair<size_t, size_t> key = request_span(
-                ev.samples(), fidelity[i], draws[i], "request " + std::to_string(i) + ": ");
+            double f = fidelity[i];
+            Evaluator &ev = request_evaluator(e, f);
+            const std::pair<Evaluator *, std::pair<size_t, size_t>> key = {
+                &ev, request_span(ev.samples(), f, draws[i],
+                                  "request " + std::to_string(i) + ": ")};
             size_t g = 0;
             while (g < keys.size() && keys[g] != key)
                 g++;
@@ -353,7 +446,9 @@ BOSCH_TORCH_API int bosch_torch_request_batch_eval(const uint8_t *masks, const d
             for (size_t c = 0; c < idx.size(); c++)
                 std::memcpy(buf.data() + c * units, masks + idx[c] * units, units);
             out.assign(idx.size(), 0.0);
-            ev.score(buf.data(), idx.size(), out.data(), span_samples(ev.samples(), keys[g]));
+            Evaluator &ev = *keys[g].first;
+            ev.score(buf.data(), idx.size(), out.data(),
+                     span_samples(ev.samples(), keys[g].second));
             for (size_t c = 0; c < idx.size(); c++)
                 scores[idx[c]] = out[c];
         }
@@ -366,6 +461,8 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_forward_samples(bosch_torch_evalua
         return BOSCH_E_INVALID;
     std::lock_guard<std::mutex> lock(e->model->model->mutex);
     e->ev->set_forward_samples(int64_t(samples));
+    if (e->screen)
+        e->screen->set_forward_samples(int64_t(samples));
     e->ev->last_error.clear();
     return BOSCH_OK;
 }
@@ -374,17 +471,21 @@ BOSCH_TORCH_API size_t bosch_torch_request_samples(double fidelity, void *evalua
     auto *e = static_cast<bosch_torch_evaluator *>(evaluator);
     if (!e || !e->ev || !(fidelity > 0.0 && fidelity <= 1.0))
         return 0;
-    return request_span(e->ev->samples(), fidelity, 0, "").second;
+    std::lock_guard<std::mutex> lock(e->model->model->mutex);
+    Evaluator &ev = request_evaluator(*e, fidelity);
+    return request_span(ev.samples(), fidelity, 0, "").second;
 }
 
 BOSCH_TORCH_API int bosch_torch_sample_eval(const uint8_t *mask, double fidelity, uint32_t draw,
                                             size_t first, size_t count, size_t units,
                                             double *values, void *evaluator) {
-    return with_evaluator(evaluator, units, [&](Evaluator &ev) {
+    return with_handle(evaluator, units, [&](bosch_torch_evaluator &e) {
         if (!mask || (count && !values))
             invalid("mask and values must not be NULL");
+        double f = fidelity;
+        Evaluator &ev = request_evaluator(e, f);
         std::vector<size_t> all =
-            span_samples(ev.samples(), request_span(ev.samples(), fidelity, draw, ""));
+            span_samples(ev.samples(), request_span(ev.samples(), f, draw, ""));
         if (all.empty()) {
             all.resize(ev.samples());
             std::iota(all.begin(), all.end(), size_t(0));

@@ -329,6 +329,19 @@ if [ "$MODE" = text ]; then
     expect 0 "score" "$BOSCH" eval --mask "$T/r.json" --model "$T/model" --device cpu --samples 2
     grep -q "task ruler:niah_multikey_2 (seed 1), metric logprob" "$T/out" ||
         fail "eval: not the held-out seed 1"
+    # Length as a fidelity (issue 53): screened candidates scored on the same
+    # RULER samples rendered at 128 tokens; the length recorded and
+    # screen_fidelity 128/256 chosen; refused for a length not below
+    # --context, with screening off, and for a task file (below).
+    expect 0 "wrote" "$BOSCH" search $R --task ruler:niah_multikey_2 --metric logprob \
+        --budget 24 --ratio 0.5 --screen-length 128 --out "$T/rs"
+    flat "$T/rs.json" | grep -q '"screen_length":128' || fail "result: screen length not recorded"
+    flat "$T/rs.json" | grep -q '"screen_fidelity":0.5' || fail "result: screen_fidelity not 128/256"
+    grep -q '"fidelity":0.5' "$T/rs.history.jsonl" || fail "search: no candidate screened"
+    expect 1 "context 256 is not below the task's 256" "$BOSCH" search $R \
+        --task ruler:niah_multikey_2 --screen-length 256
+    expect 1 "needs screened candidates" "$BOSCH" search $R --task ruler:niah_multikey_2 \
+        --screen-length 128 --screen-fidelity 1
     # A text JSONL task (messages and plain text, prompts of two lengths), with
     # an explicit --tokenizer, in bf16, scoring the saved mask with RULER's
     # string match on short continuations (a search on a random model may
@@ -345,6 +358,8 @@ if [ "$MODE" = text ]; then
     grep -q "bf16 on cpu" "$T/out" || fail "eval: bf16 not reported"
     grep -q "metric match" "$T/out" || fail "eval: not the match metric"
     grep -q "task $T/text.jsonl" "$T/out" || fail "eval: text task not used"
+    expect 1 "a task file's prompts are fixed" "$BOSCH" search $R --task "$T/text.jsonl" \
+        --screen-length 64
     echo '{"text": "x", "answers": []}' >"$T/bad.jsonl"
     expect 1 "answers" "$BOSCH" search $R --task "$T/bad.jsonl"
     # tokenize with the real tokenizer

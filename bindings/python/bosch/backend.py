@@ -580,6 +580,7 @@ class Evaluator(Handle):
             raise _creator_error()
         super().__init__(h, borrows=(model, task))
         self.model, self.task = model, task
+        self._screen = None  # set_screen_task's task, kept alive
         self.window, self.sink, self.metric = int(window), int(sink), METRICS[code]
         self.units = model.units
         if batch is not None:
@@ -646,6 +647,26 @@ class Evaluator(Handle):
         if status != 0:
             check_status(status if status < 0 else ErrorCode.E_EVALUATOR, lambda: self.last_error)
         return list(out)[:max(0, n)]
+
+    def set_screen_task(self, task: "Task | None") -> "Evaluator":
+        """Length as a fidelity (bosch_torch_evaluator_set_screen_task):
+        requests below fidelity 1 (the optimizer's ``screen_fidelity``) are
+        scored on every sample of `task`, the same samples rendered shorter
+        (e.g. ``bosch.text.TextTask.ruler`` with the same seed and samples at
+        a shorter context); requests at fidelity 1 stay on the evaluator's
+        task. `task` is checked against it (sample count, answers, shorter
+        prompts) and kept alive while set; None removes it."""
+        if task is not None:
+            self._check(tlib.bosch_torch_evaluator_set_screen_task(self._handle, task._handle))
+            if self._screen is not None:
+                self._screen._dependents.discard(self)
+            task._dependents.add(self)  # closed after this evaluator
+        else:
+            self._check(tlib.bosch_torch_evaluator_set_screen_task(self._handle, None))
+            if self._screen is not None:
+                self._screen._dependents.discard(self)
+        self._screen = task
+        return self
 
     def set_prefix_cache(self, on: bool = True) -> "Evaluator":
         self._check(tlib.bosch_torch_evaluator_set_prefix_cache(self._handle, 1 if on else 0))

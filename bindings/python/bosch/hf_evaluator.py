@@ -133,6 +133,7 @@ class Evaluator:
         self.units = self.L * self.G
         self.device = next(model.parameters()).device
         self._stop = None
+        self._screen = None  # set_screen_task: an Evaluator of the screen task
 
     # -- masks -----------------------------------------------------------------------
     def _rows(self, masks):
@@ -294,11 +295,46 @@ class Evaluator:
                 sel.set_score("normalized", (raw - swa) / (full - swa))
         return sel
 
+    def set_screen_task(self, task: "Task | None") -> "Evaluator":
+        """Length as a fidelity, as libbosch-torch's
+        bosch_torch_evaluator_set_screen_task: requests below fidelity 1 are
+        scored on every sample of `task`, the same samples rendered shorter
+        (as many, each with the same answers, no prompt longer, fewer tokens
+        in all; else ValueError naming the sample, and nothing changes).
+        None removes it."""
+        if task is None:
+            self._screen = None
+            return self
+        n = len(self.task)
+        if len(task) != n:
+            raise ValueError("the screen task has %d samples, the evaluator's task %d: a "
+                             "screen task is the same samples rendered shorter" % (len(task), n))
+        for i, (a, b) in enumerate(zip(self.task.samples, task.samples)):
+            same = (list(a.answers) == list(b.answers) if a.answers or b.answers
+                    else list(a.answer) == list(b.answer))
+            if not same:
+                raise ValueError("sample %d has other answers in the screen task than in the "
+                                 "evaluator's task: not the same samples" % i)
+            if len(b.prompt) > len(a.prompt):
+                raise ValueError("sample %d of the screen task has %d prompt tokens, the "
+                                 "evaluator's %d: a screen task is shorter"
+                                 % (i, len(b.prompt), len(a.prompt)))
+        if sum(len(s.prompt) for s in task.samples) >= sum(len(s.prompt)
+                                                            for s in self.task.samples):
+            raise ValueError("the screen task's prompts are no shorter than the evaluator's")
+        self._screen = Evaluator(self.model, task, self.window, self.sink, self.metric,
+                                 self.batch, self.buckets)
+        return self
+
     def requests(self, masks, fidelities, draws) -> list[float]:
-        """Request batch evaluator: mask i scored at fidelity i and draw i."""
+        """Request batch evaluator: mask i scored at fidelity i and draw i
+        (below 1 with a screen task: on every screen sample)."""
         out = []
         for m, f, d in zip(masks, fidelities, draws):
-            span = request_span(len(self.task), float(f), int(d))
-            v = self.sample_values([m], span)[0]
+            if self._screen is not None and 0.0 < float(f) < 1.0:
+                v = self._screen.sample_values([m])[0]
+            else:
+                span = request_span(len(self.task), float(f), int(d))
+                v = self.sample_values([m], span)[0]
             out.append(sum(v) / len(v))
         return out

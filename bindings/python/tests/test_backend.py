@@ -548,3 +548,60 @@ def test_run_identity_refuses_another_task_on_resume(model, task, tmp_path):
             run("logprob", other)
     again = run("logprob", task)
     assert again.replayed == first.total_evaluations
+
+
+def _write_task(path, samples):
+    path.write_text("".join(json.dumps(s) + "\n" for s in samples))
+    return backend.Task.read_jsonl(path)
+
+
+def test_screen_task_scores_screened_requests(model, tmp_path):
+    # Length as a fidelity (issue 53): with a screen task (the same samples,
+    # shorter prompts: here the last 100 tokens of each), a request below
+    # fidelity 1 is scored on every screen sample, as an evaluator of the
+    # screen task scores it; requests at 1 are untouched. Bad screen tasks
+    # are refused by name and change nothing; the screen task enters the
+    # run identity.
+    with open(os.path.join(ORGANISM, "calib.jsonl")) as f:
+        rows = [json.loads(line) for line in f.readlines()[:4]]
+    short = [dict(r, prompt=r["prompt"][-100:]) for r in rows]
+    full_t = _write_task(tmp_path / "full.jsonl", rows)
+    short_t = _write_task(tmp_path / "short.jsonl", short)
+    with full_t, short_t, \
+            backend.Evaluator(model, full_t, window=WINDOW, sink=SINK, metric="logprob") as ev, \
+            backend.Evaluator(model, short_t, window=WINDOW, sink=SINK, metric="logprob") as sev:
+        m = [1, 0] * (ev.units // 2)
+        on_full, = ev.score_batch([m])
+        on_short, = sev.score_batch([m])
+        quarter, = ev.score_requests([m], [0.25], [0])  # one sample of the full task
+        assert on_short != pytest.approx(on_full, abs=1e-3)
+        assert ev.request_samples(0.25) == 1
+        ev.set_screen_task(short_t)
+        got = ev.score_requests([m, m, m], [0.25, 1.0, 0.5], [0, 0, 3])
+        assert got[0] == pytest.approx(on_short, abs=1e-6)  # every screen sample, any draw
+        assert got[2] == pytest.approx(on_short, abs=1e-6)
+        assert got[1] == pytest.approx(on_full, abs=1e-6)
+        assert got[0] != pytest.approx(quarter, abs=1e-3)
+        assert ev.request_samples(0.25) == 4 and ev.request_samples(1.0) == 4
+        parts = ev.sample_values(m, 0.25, 0, 0, 4)
+        assert sum(parts) / 4 == pytest.approx(on_short, abs=1e-5)
+        assert ev.score_batch([m])[0] == pytest.approx(on_full, abs=1e-6)
+        opt = bosch.Optimizer(model.problem(ratio=0.5), seed=1, budget=12)
+        ev.identify(opt)
+        assert opt.get_run_identity("torch.screen_task") not in (None, "")
+        assert opt.get_run_identity("torch.screen_task") != opt.get_run_identity("torch.task")
+        # refusals: named, and the screen task in place stays
+        other = [dict(r, answer=[r["answer"][0] ^ 1] + r["answer"][1:]) for r in short]
+        longer = [dict(short[0], prompt=rows[0]["prompt"] + rows[0]["prompt"][:4])] + short[1:]
+        for bad, why in ((short[:3], "3 samples, the evaluator's task 4"),
+                         (other, "other answers"),
+                         (longer, "prompt tokens")):
+            with _write_task(tmp_path / "bad.jsonl", bad) as t:
+                with pytest.raises(bosch.InvalidArgumentError, match=why):
+                    ev.set_screen_task(t)
+        assert ev.score_requests([m], [0.25], [0])[0] == pytest.approx(on_short, abs=1e-6)
+        ev.set_screen_task(None)
+        assert ev.score_requests([m], [0.25], [0])[0] == pytest.approx(quarter, abs=1e-6)
+        opt = bosch.Optimizer(model.problem(ratio=0.5), seed=1, budget=12)
+        ev.identify(opt)
+        assert opt.get_run_identity("torch.screen_task") is None

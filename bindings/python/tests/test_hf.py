@@ -62,6 +62,9 @@ with backend.Model(req["model"], device="cpu", dtype="f32") as m:
         with backend.Evaluator(m, task, window=ev["window"], sink=ev["sink"],
                                metric=ev["metric"]) as e:
             masks = [bytes(x) for x in ev["masks"]]
+            if ev.get("screen"):
+                screen = backend.Task.read_jsonl(ev["screen"])
+                e.set_screen_task(screen)
             out["scores"] = e.score_batch(masks)
             if ev.get("fidelities"):
                 out["requests"] = e.score_requests(masks, ev["fidelities"], ev["draws"])
@@ -228,6 +231,31 @@ def test_evaluator_matches_libbosch_torch(model, tmp_path, metric):
         assert abs(a - b) <= 1e-4, (got, req, want)
     if metric == "logprob":  # the masks score apart: not a test of constants
         assert got[0] - got[1] > 0.5
+
+
+def test_screen_task_matches_libbosch_torch(model, tmp_path):
+    # Length as a fidelity (issue 53): requests below fidelity 1 on every
+    # sample of the screen task (the same samples, the last 96 prompt
+    # tokens), at 1 on the task, as libbosch-torch scores them; a screen
+    # task of other samples is refused by name.
+    with open(os.path.join(ORGANISM, "calib.jsonl")) as f:
+        rows = [json.loads(line) for line in f.readlines()[:3]]
+    full, short = tmp_path / "full.jsonl", tmp_path / "short.jsonl"
+    full.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    short.write_text("".join(json.dumps(dict(r, prompt=r["prompt"][-96:])) + "\n" for r in rows))
+    masks = masks_for(16, 2)
+    fid, draws = [0.4, 1.0, 0.2, 0.6], [1, 0, 3, 2]
+    want = libbosch_torch(eval=dict(task=str(full), screen=str(short), window=WINDOW, sink=SINK,
+                                    metric="logprob", masks=masks, fidelities=fid, draws=draws))
+    ev = hf.Evaluator(model, hf.Task.read_jsonl(full), WINDOW, SINK, metric="logprob")
+    ev.set_screen_task(hf.Task.read_jsonl(short))
+    req = ev.requests(masks, fid, draws)
+    for a, b in zip(req, want["requests"]):
+        assert abs(a - b) <= 1e-4, (req, want)
+    assert abs(req[1] - want["scores"][1]) <= 1e-4  # fidelity 1: the task itself
+    assert abs(req[0] - req[1]) > 1e-3  # the screen task scores apart: it is used
+    with pytest.raises(ValueError, match="2 samples, the evaluator's task 3"):
+        ev.set_screen_task(hf.Task(hf.Task.read_jsonl(short).samples[:2]))
 
 
 def test_match_evaluator_matches_libbosch_torch(tmp_path):

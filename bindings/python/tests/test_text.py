@@ -210,3 +210,26 @@ def test_ruler_takes_the_tokenizers_chat_format(tmp_path):
             with T.TextTask.ruler(plain, "niah_single_1", context=600, samples=1,
                                   chat=False) as r:
                 assert r.chat_style(0) == T.ChatStyle.NONE
+
+
+@pytest.mark.parametrize("name", ["niah_single_1", "niah_single_2", "niah_multikey_1",
+                                  "niah_multivalue"])
+def test_ruler_shorter_rendering_keeps_the_samples(byte_tok, tmp_path, name):
+    # Length as a fidelity (issue 53): the same task, seed and samples at a
+    # shorter context are the same samples in a shorter haystack: the same
+    # needle sentences, question and answers, each prompt shorter.
+    import re
+    needle = re.compile(r"One of the special magic \w+ for [\w-]+ is: [^\n]+?\.")
+    rendered = {}
+    for context in (1200, 600):
+        path = tmp_path / f"{context}.jsonl"
+        with T.TextTask.ruler(byte_tok, name, context=context, samples=4, seed=5) as r:
+            r.write_jsonl(str(path))
+        rendered[context] = [json.loads(line) for line in path.read_text().splitlines()]
+    for long, short in zip(rendered[1200], rendered[600]):
+        a = long["messages"][0]["content"]
+        b = short["messages"][0]["content"]
+        assert long["answers"] == short["answers"] and long["answers"]
+        assert needle.findall(a) and sorted(needle.findall(a)) == sorted(needle.findall(b))
+        assert a.rsplit("\n", 1)[1] == b.rsplit("\n", 1)[1]  # the question
+        assert len(byte_tok.encode(b)) < len(byte_tok.encode(a))
