@@ -124,6 +124,7 @@ def main():
     print("|---|---|---|---|---|---|---|")
     for length in [int(x) for x in args.lengths.split(",")]:
         st = make_task(tok, args, length)
+        tokens = sum(len(st.sample(i).prompt) for i in range(len(st))) / len(st)
         with st, backend.Evaluator(model, st, window=args.window, sink=args.sink,
                                    metric=args.metric, prefix_cache=False) as sev:
             t0 = time.monotonic()
@@ -132,7 +133,6 @@ def main():
         top_short = set(sorted(range(n), key=lambda i: -short[i])[:k])
         best_s = max(range(n), key=lambda i: short[i])
         best_f = max(range(n), key=lambda i: full[i])
-        tokens = sum(len(st.sample(i).prompt) for i in range(len(st))) / len(st)
         print(f"| {length} | {tokens:.0f} | {s:.2f} | {s / full_s:.2f} | "
               f"{spearman(short, full):.3f} | {len(top_full & top_short)}/{k} | "
               f"{'yes' if best_s == best_f else 'no'} |", flush=True)

@@ -113,29 +113,48 @@ int backend_open_model(struct settings *s, struct backend *b)
     return 0;
 }
 
-/* --screen-length: the RULER task rendered at that length scores the
+/* Prompt tokens of a task, all samples. */
+static double task_tokens(const bosch_torch_task *t)
+{
+    double n = 0;
+    for (size_t i = 0; i < bosch_torch_task_samples(t); i++)
+        n += (double)bosch_torch_task_prompt_len_of(t, i);
+    return n;
+}
+
+/* --screen-length / --screen-task: the task rendered shorter scores the
  * screened requests (bosch_torch_evaluator_set_screen_task), and
- * screen_fidelity is its share of the tokens unless given. */
+ * screen_fidelity is its share of the prompt tokens unless given. */
 static int open_screen(struct settings *s, struct backend *b)
 {
-    const char *given = lib_option_given(s, "screen_fidelity");
-    if (given && !(strtod(given, NULL) < 1.0)) {
-        errorf("--screen-length %u needs screened candidates: --screen-fidelity %s is off "
-               "(give a value below 1, or leave it to N/context)", s->screen_length, given);
+    char what[4200];
+    if (s->screen_task)
+        snprintf(what, sizeof what, "--screen-task %s", s->screen_task);
+    else
+        snprintf(what, sizeof what, "--screen-length %u", s->screen_length);
+    if (s->screen_task && s->screen_length) {
+        errorf("--screen-length and --screen-task: give one");
         return EXIT_ERROR;
     }
-    if (!(b->screen = bosch_torch_checkpoint_task_at(b->ck, s->screen_length))) {
-        errorf("--screen-length %u: %s", s->screen_length,
-               create_reason(bosch_torch_create_status()));
+    const char *given = lib_option_given(s, "screen_fidelity");
+    if (given && !(strtod(given, NULL) < 1.0)) {
+        errorf("%s needs screened candidates: --screen-fidelity %s is off (give a value "
+               "below 1, or leave it to the screen task's share of the tokens)", what, given);
+        return EXIT_ERROR;
+    }
+    b->screen = s->screen_task ? bosch_torch_checkpoint_read_task(b->ck, s->screen_task)
+                               : bosch_torch_checkpoint_task_at(b->ck, s->screen_length);
+    if (!b->screen) {
+        errorf("%s: %s", what, create_reason(bosch_torch_create_status()));
         return EXIT_ERROR;
     }
     if (bosch_torch_evaluator_set_screen_task(b->e, b->screen)) {
-        errorf("--screen-length %u: %s", s->screen_length, backend_last_error(b));
+        errorf("%s: %s", what, backend_last_error(b));
         return EXIT_ERROR;
     }
     if (!given) {
         char text[32];
-        snprintf(text, sizeof text, "%.6g", (double)s->screen_length / (double)s->context);
+        snprintf(text, sizeof text, "%.6g", task_tokens(b->screen) / task_tokens(b->t));
         lib_option_suggest(s, "screen_fidelity", text);
     }
     return 0;
@@ -160,7 +179,7 @@ int backend_open(struct settings *s, struct backend *b)
     if (s->no_prefix_cache)
         bosch_torch_evaluator_set_prefix_cache(b->e, 0);
     b->follow = !s->no_prefix_cache && !s->cache_all_full;
-    return s->screen_length ? open_screen(s, b) : 0;
+    return s->screen_length || s->screen_task ? open_screen(s, b) : 0;
 }
 
 int backend_follow_incumbent(struct backend *b, const bosch_progress *p)

@@ -42,6 +42,7 @@ struct settings {
     size_t n_lib_buf;
     const char *priors;            /* search: a saved selection whose unit_importance guides it */
     unsigned screen_length;        /* search --screen-length (0: none) */
+    const char *screen_task;       /* search --screen-task FILE (NULL: none) */
     int no_prefix_cache;
     int cache_all_full; /* --cache-all-full: the prefix cache does not follow the incumbent */
     const char *metric;

@@ -16,7 +16,7 @@ enum opt_id {
     O_RATIO, O_WINDOW, O_SINK, O_SEED, O_METRIC, O_OUT, O_KIND, O_MASK, O_DEVICE, O_EVALBATCH,
     O_NOCACHE, O_CACHEFULL, O_TOKENIZER, O_DECODE, O_NOSPECIAL, O_NOADDSPECIAL, O_SKIPSPECIAL, O_DTYPE,
     O_FORMAT, O_CONFIGONLY, O_PRIORS, O_FWDSAMPLES, O_MAXSEQ, O_PROMPT, O_SAMPLE, O_MAXNEW,
-    O_RAW, O_CHECK, O_SCREENLEN
+    O_RAW, O_CHECK, O_SCREENLEN, O_SCREENTASK
 };
 
 #define MODEL_CMDS (CMD_SEARCH | CMD_BASELINE | CMD_EVAL)
@@ -104,7 +104,13 @@ static const struct cli_option options[] = {
      "--screen-length N  length as a fidelity: screened candidates (screen_fidelity)\n"
      "                     are scored on the same RULER samples rendered at N\n"
      "                     tokens (ruler:NAME tasks only; N < --context); the\n"
-     "                     option screen_fidelity is N/context unless given"},
+     "                     option screen_fidelity is its share of the prompt\n"
+     "                     tokens (about N/context) unless given"},
+    {"screen-task", required_argument, O_SCREENTASK, CMD_SEARCH, SEC_SEARCH,
+     "--screen-task FILE the same as --screen-length for a task file: FILE holds\n"
+     "                     the task's samples rendered shorter (checked: as many,\n"
+     "                     the same answers, shorter prompts); the option\n"
+     "                     screen_fidelity is its share of the tokens unless given"},
     {"kind", required_argument, O_KIND, CMD_BASELINE, SEC_BASELINE,
      "--kind K           baseline: rand|intr|bme (layer patterns), ablation\n"
      "                     (single-unit SWA drops), layer-probe (each layer alone\n"
@@ -314,6 +320,7 @@ static const char *apply_run_option(struct settings *s, int id, const char *arg)
     case O_KIND: s->kind = arg; return baseline_kind_known(arg) ? NULL : "--kind (" BASELINE_KINDS ")";
     case O_MASK: s->mask = arg; return NULL;
     case O_PRIORS: s->priors = arg; return *arg ? NULL : "--priors";
+    case O_SCREENTASK: s->screen_task = arg; return *arg ? NULL : "--screen-task";
     case O_SCREENLEN:
         return parse_uint(arg, 8, 1u << 24, &s->screen_length) ? "--screen-length (8..16777216)"
                                                                : NULL;

@@ -35,8 +35,10 @@ static int record_task(bosch_selection *sel, const struct settings *s)
                                                             s->screen_length);
         return rc ? rc : bosch_selection_setting_set_int(sel, "ruler.seed", (int64_t)s->seed);
     }
+    if (s->task && s->screen_task) /* the file screened candidates were scored on */
+        rc = bosch_selection_setting_set_string(sel, "screen_task", s->screen_task);
     if (s->task)
-        return bosch_selection_setting_set_string(sel, "task", s->task);
+        return rc ? rc : bosch_selection_setting_set_string(sel, "task", s->task);
     rc = bosch_selection_setting_set_int(sel, "niah.context", s->context);
     rc = rc ? rc : bosch_selection_setting_set_int(sel, "niah.samples", s->samples);
     rc = rc ? rc : bosch_selection_setting_set_int(sel, "niah.needles", s->needles);

@@ -595,9 +595,18 @@ BOSCH_TORCH_API const char *bosch_torch_checkpoint_describe(const bosch_torch_ch
  * any other task (a task file's prompts are fixed; the built-in NIAH draws
  * its needles with its haystack), a context not below the task's, or a
  * failure of the generator. The caller owns the task (bosch_torch_task_free)
- * and frees it after the evaluators that borrow it. */
+ * and frees it after the evaluators that borrow it and before the
+ * checkpoint (a text task borrows its tokenizer). */
 BOSCH_TORCH_API bosch_torch_task *bosch_torch_checkpoint_task_at(const bosch_torch_checkpoint *c,
                                                                 uint32_t context);
+/* A task file read as the checkpoint reads its own: JSON Lines of token ids,
+ * or of text encoded with the checkpoint's tokenizer (e.g. the same samples
+ * rendered shorter, for bosch_torch_evaluator_set_screen_task). NULL with
+ * bosch_torch_create_error() naming the file and why. The caller owns the
+ * task and frees it after the evaluators that borrow it and before the
+ * checkpoint (a text task borrows its tokenizer). */
+BOSCH_TORCH_API bosch_torch_task *bosch_torch_checkpoint_read_task(const bosch_torch_checkpoint *c,
+                                                                  const char *path);
 /* A number bosch.json suggests: "window", "sink", "budget" or "metric"
  * (enum bosch_torch_metric). 1 with *value set when suggested, 0 when not
  * (*value untouched); BOSCH_E_INVALID for a NULL argument or another key. */

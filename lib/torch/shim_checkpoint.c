@@ -157,10 +157,9 @@ static void task_fail(const char *src)
 }
 
 /* A text task (RULER or JSON Lines of text) encoded with the tokenizer. */
-static bosch_torch_task *text_task(const bosch_torch_checkpoint *c,
+static bosch_torch_task *text_task(const bosch_torch_checkpoint *c, const char *src,
                                    const struct bosch_torch_checkpoint_params *p)
 {
-    const char *src = c->task_source;
     if (!c->tok) {
         fail(BOSCH_E_INVALID, "task %s: a text task needs a tokenizer: give one (the model "
                               "directory %s has no tokenizer.json)", src, c->dir);
@@ -233,7 +232,7 @@ static int open_task(bosch_torch_checkpoint *c, const struct bosch_torch_checkpo
 {
     const char *src = c->task_source;
     if (is_ruler(src) || (strcmp(src, "niah") && bt_is_text_jsonl(src)))
-        c->task = text_task(c, p);
+        c->task = text_task(c, src, p);
     else if (!strcmp(src, "niah"))
         c->task = builtin_niah(c, p);
     else if (!(c->task = bosch_torch_task_read_jsonl(src)))
@@ -411,8 +410,33 @@ bosch_torch_task *bosch_torch_checkpoint_task_at(const bosch_torch_checkpoint *c
     p.context = context;
     p.samples = c->samples;
     p.seed = c->seed;
-    bosch_torch_task *t = text_task(c, &p);
+    bosch_torch_task *t = text_task(c, c->task_source, &p);
     if (!t) { /* text_task recorded the reason under bosch_torch_checkpoint_open's name */
+        int st = bosch_torch_create_status();
+        snprintf(msg, sizeof msg, "%s", reason(bosch_torch_create_error(), st));
+        bt_create_fail(fn, st, msg);
+    }
+    return t;
+}
+
+bosch_torch_task *bosch_torch_checkpoint_read_task(const bosch_torch_checkpoint *c,
+                                                   const char *path)
+{
+    static const char *const fn = "bosch_torch_checkpoint_read_task";
+    char msg[1024];
+    if (!c || !path || !*path) {
+        bt_create_fail(fn, BOSCH_E_INVALID, "the checkpoint and the path must be given");
+        return NULL;
+    }
+    bosch_torch_task *t;
+    if (bt_is_text_jsonl(path)) {
+        struct bosch_torch_checkpoint_params p;
+        bosch_torch_checkpoint_params_init(&p);
+        t = text_task(c, path, &p);
+    } else if (!(t = bosch_torch_task_read_jsonl(path))) {
+        task_fail(path);
+    }
+    if (!t) { /* recorded under bosch_torch_checkpoint_open's name */
         int st = bosch_torch_create_status();
         snprintf(msg, sizeof msg, "%s", reason(bosch_torch_create_error(), st));
         bt_create_fail(fn, st, msg);

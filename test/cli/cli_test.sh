@@ -336,8 +336,10 @@ if [ "$MODE" = text ]; then
     expect 0 "wrote" "$BOSCH" search $R --task ruler:niah_multikey_2 --metric logprob \
         --budget 24 --ratio 0.5 --screen-length 128 --out "$T/rs"
     flat "$T/rs.json" | grep -q '"screen_length":128' || fail "result: screen length not recorded"
-    flat "$T/rs.json" | grep -q '"screen_fidelity":0.5' || fail "result: screen_fidelity not 128/256"
-    grep -q '"fidelity":0.5' "$T/rs.history.jsonl" || fail "search: no candidate screened"
+    sf=$(flat "$T/rs.json" | sed -n 's/.*"screen_fidelity":\([0-9.]*\).*/\1/p')
+    awk -v f="$sf" 'BEGIN { exit !(f > 0.4 && f < 0.6) }' ||
+        fail "result: screen_fidelity $sf is not about the 128 of 256 tokens"
+    grep -q '"fidelity":0\.' "$T/rs.history.jsonl" || fail "search: no candidate screened"
     expect 1 "context 256 is not below the task's 256" "$BOSCH" search $R \
         --task ruler:niah_multikey_2 --screen-length 256
     expect 1 "needs screened candidates" "$BOSCH" search $R --task ruler:niah_multikey_2 \
@@ -360,6 +362,22 @@ if [ "$MODE" = text ]; then
     grep -q "task $T/text.jsonl" "$T/out" || fail "eval: text task not used"
     expect 1 "a task file's prompts are fixed" "$BOSCH" search $R --task "$T/text.jsonl" \
         --screen-length 64
+    # --screen-task: the user renders a task file's samples shorter; checked
+    # against the task (here the second sample's answer changed: refused).
+    printf '%s\n' \
+        '{"messages": [{"role": "user", "content": "The secret number is 4821. What is it?"}], "answers": ["4821"], "answer_prefix": "The secret number is", "max_new_tokens": 6}' \
+        '{"text": "The pass code is 77. The pass code is", "answers": ["77"], "max_new_tokens": 6}' \
+        >"$T/short.jsonl"
+    expect 0 "wrote" "$BOSCH" search $R --task "$T/text.jsonl" --screen-task "$T/short.jsonl" \
+        --metric logprob --raw-scores 1 --budget 16 --window 4 --sink 1 --out "$T/st"
+    flat "$T/st.json" | grep -q "\"screen_task\":\"$T/short.jsonl\"" ||
+        fail "result: screen task not recorded"
+    grep -q '"fidelity":0\.' "$T/st.history.jsonl" || fail "search: no candidate screened"
+    sed 's/"77"/"78"/' "$T/short.jsonl" >"$T/short-bad.jsonl"
+    expect 1 "sample 1 has other answers" "$BOSCH" search $R --task "$T/text.jsonl" \
+        --screen-task "$T/short-bad.jsonl" --metric logprob --raw-scores 1 --budget 16
+    expect 1 "give one" "$BOSCH" search $R --task "$T/text.jsonl" \
+        --screen-task "$T/short.jsonl" --screen-length 64
     echo '{"text": "x", "answers": []}' >"$T/bad.jsonl"
     expect 1 "answers" "$BOSCH" search $R --task "$T/bad.jsonl"
     # tokenize with the real tokenizer
