@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--masks", type=int, default=0, help="at most this many masks (0: all)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--timed", type=int, default=4, help="masks timed at the full length")
+    ap.add_argument("--dump", help="write the masks and their scores at every length (JSON)")
     args = ap.parse_args()
 
     with open(args.history) as f:
@@ -119,9 +120,11 @@ def main():
     n = len(masks)
     k = max(1, n // 10)
     top_full = set(sorted(range(n), key=lambda i: -full[i])[:k])
+    near = sorted(range(n), key=lambda i: -full[i])[:max(2, n // 4)]  # the top quarter
+    dump = {"masks": masks, "scores": {str(args.context): full}}
     print("\n| length | tokens per prompt (mean) | s per evaluation | of the full length's | "
-          "Spearman | top decile shared | short best = full best |")
-    print("|---|---|---|---|---|---|---|")
+          "Spearman | Spearman, top quarter | top decile shared | short best = full best |")
+    print("|---|---|---|---|---|---|---|---|")
     for length in [int(x) for x in args.lengths.split(",")]:
         st = make_task(tok, args, length)
         tokens = sum(len(st.sample(i).prompt) for i in range(len(st))) / len(st)
@@ -133,9 +136,14 @@ def main():
         top_short = set(sorted(range(n), key=lambda i: -short[i])[:k])
         best_s = max(range(n), key=lambda i: short[i])
         best_f = max(range(n), key=lambda i: full[i])
+        near_rho = spearman([short[i] for i in near], [full[i] for i in near])
+        dump["scores"][str(length)] = short
         print(f"| {length} | {tokens:.0f} | {s:.2f} | {s / full_s:.2f} | "
-              f"{spearman(short, full):.3f} | {len(top_full & top_short)}/{k} | "
+              f"{spearman(short, full):.3f} | {near_rho:.3f} | {len(top_full & top_short)}/{k} | "
               f"{'yes' if best_s == best_f else 'no'} |", flush=True)
+    if args.dump:
+        with open(args.dump, "w") as f:
+            json.dump(dump, f)
 
 
 if __name__ == "__main__":

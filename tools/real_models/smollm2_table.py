@@ -183,6 +183,9 @@ class Heldout:
             t0 = time.monotonic()
             self.cache[key] = self.ev.sample_values([int(c) for c in mask_bits])
             self.seconds += time.monotonic() - t0
+            if os.path.exists(self.path):  # keep what another process added meanwhile
+                with open(self.path) as f:
+                    self.cache = {**json.load(f), **self.cache}
             with open(self.path + ".tmp", "w") as f:
                 json.dump(self.cache, f)
             os.replace(self.path + ".tmp", self.path)
