@@ -54,7 +54,8 @@ from smollm2 import needle_depth_max, sha256  # noqa: E402
 import bosch  # noqa: E402
 from bosch import text  # noqa: E402  (bosch.backend only where a model runs: Heldout)
 
-# (row label, command, extra arguments, only at --ablation-ratio, budget factor)
+# (row label, command, extra arguments, ratios, budget factor); ratios: False
+# = every ratio, True = only --ablation-ratio, a tuple = those ratios
 METHODS = [
     ("BOSCH", "search", [], False, 1),
     ("single-unit ablation", "baseline", ["--kind", "ablation"], False, 1),
@@ -62,7 +63,11 @@ METHODS = [
     # evaluations are in that row; run that row first)
     ("BOSCH (ablation priors)", "search",
      ["--priors", "{out}/single-unit-ablation-r{ratio}.json"], True, 1),
-    ("BOSCH (2x budget)", "search", [], True, 2),
+    ("BOSCH (2x budget)", "search", [], (0.75, 0.875), 2),
+    # issue 53's length fidelity: screened candidates scored on the same
+    # calibration samples rendered at 128 tokens (OUT/model/calib-s128.jsonl)
+    ("BOSCH (2x budget, screened at 128 tokens)", "search",
+     ["--screen-task", "{out}/model/calib-s128.jsonl"], (0.75, 0.875), 2),
     ("attention locality", "baseline", ["--kind", "locality"], False, 1),
     ("retrieval score", "baseline", ["--kind", "retrieval"], False, 1),
     ("echo/induction (Razor)", "baseline", ["--kind", "echo-induction"], False, 1),
@@ -77,6 +82,16 @@ METHODS = [
     ("layer-level search", "search", ["--variant", "layer-level"], True, 1),
     ("BOSCH (1/2 budget)", "search", [], True, 0.5),
 ]
+
+
+def runs_at(method, ratio, ablation_ratio):
+    """Whether a METHODS row runs at this ratio."""
+    where = method[3]
+    if where is True:
+        return ratio == ablation_ratio
+    if where is False:
+        return True
+    return any(abs(ratio - r) < 1e-9 for r in where)
 
 
 def tag_of(label, ratio):
@@ -134,6 +149,40 @@ def prepare(args):
     with open(stamp, "w") as f:
         json.dump(settings, f, indent=1)
     return mdir
+
+
+def prepare_screens(args, mdir):
+    """OUT/model/calib-sN.jsonl: the calibration task's samples rendered at
+    N tokens (same seed, samples and needle depths: the same needles,
+    questions and answers), for the screened searches. Made where missing;
+    their sha256 is added to settings.json, and one recorded before must
+    match (else refused by name, the file left as it was)."""
+    stamp = os.path.join(args.out, "settings.json")
+    with open(stamp) as f:
+        settings = json.load(f)
+    tok = text.Tokenizer(os.path.join(mdir, "tokenizer.json"))
+    depth_max = needle_depth_max(args.window, args.context)
+    changed = False
+    for length in args.screen_lengths:
+        name = f"calib-s{length}.jsonl"
+        path = os.path.join(mdir, name)
+        if os.path.exists(path) and settings.get(name + "_sha256") == sha256(path):
+            continue
+        with text.TextTask.ruler(tok, args.task, length, args.calib, 0,
+                                 depth_min=0.0, depth_max=depth_max) as t:
+            t.write_jsonl(path + ".tmp")
+        sha = sha256(path + ".tmp")
+        if settings.get(name + "_sha256", sha) != sha:
+            os.unlink(path + ".tmp")
+            sys.exit(f"smollm2_table: {name} generated here differs from the one the results "
+                     f"in {args.out} were made on; use another --out")
+        os.replace(path + ".tmp", path)
+        changed |= name + "_sha256" not in settings
+        settings[name + "_sha256"] = sha
+    if changed:
+        with open(stamp + ".tmp", "w") as f:
+            json.dump(settings, f, indent=1)
+        os.replace(stamp + ".tmp", stamp)
 
 
 def select(args, mdir, log, label, cmd, extra, ratio, factor):
@@ -223,6 +272,9 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--only", metavar="REGEX", help="methods whose label matches")
     ap.add_argument("--markdown", help="write the tables to this file too")
+    ap.add_argument("--screen-lengths", default="128", type=lambda v: [int(x) for x in v.split(",")],
+                    help="render the calibration task at these lengths too (calib-sN.jsonl), "
+                         "for the screened rows")
     ap.add_argument("--prepare-only", action="store_true",
                     help="write OUT/model (tasks, bosch.json, links) and stop")
     ap.add_argument("--report-only", action="store_true",
@@ -231,6 +283,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     t_start = time.monotonic()
     mdir = prepare(args)
+    prepare_screens(args, mdir)
     if args.prepare_only:
         print(f"{mdir}: calib.jsonl ({args.calib} prompts, seed 0), heldout.jsonl "
               f"({args.heldout}, seed 1), bosch.json (window {args.window}, sink {args.sink}, "
@@ -239,7 +292,7 @@ def main():
     log = open(os.path.join(args.out, "commands.log"), "a")
     ratios = [float(r) for r in args.ratios.split(",")]
     methods = [m for m in METHODS if not args.only or re.search(args.only, m[0])]
-    jobs = [(m, r) for r in ratios for m in methods if not m[3] or r == args.ablation_ratio]
+    jobs = [(m, r) for r in ratios for m in methods if runs_at(m, r, args.ablation_ratio)]
     held = Heldout(args, mdir)
     full = held.values("0" * held.units)
     swa = held.values("1" * held.units)

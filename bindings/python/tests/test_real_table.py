@@ -25,7 +25,7 @@ import smollm2_table  # noqa: E402
 
 def args_for(model, out, **kw):
     a = dict(model=str(model), out=str(out), task="niah_single_1", context=600, window=32,
-             sink=4, calib=2, heldout=3, budget=120)
+             sink=4, calib=2, heldout=3, budget=120, screen_lengths=[400])
     a.update(kw)
     return type("Args", (), a)
 
@@ -92,3 +92,30 @@ def test_tasks_generated_differently_are_refused(model, tmp_path):
     assert not [n for n in os.listdir(mdir) if n.endswith(".tmp")]
     with open(stamp) as f:
         assert json.load(f)["heldout.jsonl_sha256"] == "0" * 64
+
+
+def test_screen_renderings_are_made_recorded_and_checked(model, tmp_path):
+    # the calibration samples rendered shorter for the screened rows: made
+    # where missing, their sha256 added to settings.json, a different one
+    # refused by name with the file left as it was
+    out = tmp_path / "out"
+    a = args_for(model, out)
+    mdir = smollm2_table.prepare(a)
+    smollm2_table.prepare_screens(a, mdir)
+    path = os.path.join(mdir, "calib-s400.jsonl")
+    with open(os.path.join(out, "settings.json")) as f:
+        st = json.load(f)
+    assert st["calib-s400.jsonl_sha256"] == smollm2_table.sha256(path)
+    with open(path) as f, open(os.path.join(mdir, "calib.jsonl")) as g:
+        short = [json.loads(x) for x in f]
+        full = [json.loads(x) for x in g]
+    assert [s["answers"] for s in short] == [s["answers"] for s in full]
+    smollm2_table.prepare_screens(a, mdir)  # nothing to do
+    st["calib-s400.jsonl_sha256"] = "0" * 64
+    with open(os.path.join(out, "settings.json"), "w") as f:
+        json.dump(st, f)
+    before = open(path, "rb").read()
+    with pytest.raises(SystemExit, match="calib-s400.jsonl generated here differs"):
+        smollm2_table.prepare_screens(a, mdir)
+    assert open(path, "rb").read() == before
+    assert not [n for n in os.listdir(mdir) if n.endswith(".tmp")]
