@@ -98,3 +98,33 @@ refused metric torch.metric --metric exact
 refused task torch.task --task "$T/calib-swapped.jsonl"
 refused weights torch.model --model "$T/other"
 echo "ok: ranks that differ in window, metric, task or weights refuse the job, naming the rank and the field"
+
+# Length as a fidelity over ranks (issue 53): screened requests are cut over
+# the ranks on the screen task (the organism's prompts, their last 100
+# tokens), and the job returns one process's mask and score; a rank whose
+# screen task is not the others' (here the only rank with one) refuses the
+# job, naming torch.screen_task.
+short() { # N: each calibration prompt's last N tokens
+    python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    r["prompt"] = r["prompt"][-int(sys.argv[2]):]
+    print(json.dumps(r))' "$ORG/calib.jsonl" "$1"
+}
+short 100 >"$T/s100.jsonl"
+short 90 >"$T/s90.jsonl"
+SC="--screen-task $T/s100.jsonl --screen-fidelity 0.25 --budget 24"
+# shellcheck disable=SC2086
+"$BOSCH" $ARGS $SC --forward-samples 1 --out "$T/s1" >"$T/s1.log" 2>&1 ||
+    fail "screened, one process: $(cat "$T/s1.log")"
+grep -q '"fidelity":0.25' "$T/s1.history.jsonl" || fail "screened, one process: nothing screened"
+# shellcheck disable=SC2086
+"$MPIRUN" --oversubscribe -np 2 -x OMP_NUM_THREADS -x BOSCH_THREAD_POLICY "$BOSCH" $ARGS $SC \
+    --out "$T/s2" >"$T/s2.log" 2>&1 || fail "screened -np 2: $(cat "$T/s2.log")"
+cmp -s "$T/s1.tsv" "$T/s2.tsv" || fail "screened -np 2: another mask than one process"
+[ "$(grep '"raw"' "$T/s1.json")" = "$(grep '"raw"' "$T/s2.json")" ] ||
+    fail "screened -np 2: another score than one process"
+# shellcheck disable=SC2086
+refused screen torch.screen_task $SC --screen-task "$T/s90.jsonl"
+echo "ok: a screened search over 2 ranks returns one process's answer; a rank with another screen task is refused"
