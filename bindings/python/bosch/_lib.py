@@ -721,6 +721,7 @@ TORCH_PROTOTYPES = {
     "bosch_torch_checkpoint_tokenizer": (H, [H]),
     "bosch_torch_checkpoint_task": (H, [H]),
     "bosch_torch_checkpoint_task_at": (H, [H, c_uint32]),
+    "bosch_torch_checkpoint_read_task": (H, [H, c_char_p]),
     "bosch_torch_checkpoint_dir": (c_char_p, [H]),
     "bosch_torch_checkpoint_task_source": (c_char_p, [H]),
     "bosch_torch_checkpoint_tokenizer_path": (c_char_p, [H]),
