@@ -50,7 +50,7 @@ priced one.
   search_cost.py --make-checkpoint BIN [--device cuda] [--dtype bf16]
       [--shapes 1.7b,8b,14b,30b-a3b] [--context 32768] [--prompts 64]
       [--budget 500] [--rho 0.875] [--window 1024] [--sink 4] [--seed 1]
-      [--family energy] [--screen 1] [--cache-gib 0,8,96]
+      [--family energy] [--screen 1] [--stop-tolerance 0] [--cache-gib 0,8,96]
       [--calib-layers 2] [--vocab 8192] [--reps 2] [--replay] [--dir TMP]
       [--out FILE.md]
 
@@ -108,6 +108,8 @@ def record(bosch, L, G, r, a):
         opt.set_option("seed", a.seed)
         opt.set_option("confirm_top", 1)
         opt.set_screen_fidelity(a.screen)
+        if a.stop_tolerance > 0:
+            opt.set_stop_tolerance(a.stop_tolerance)
         opt.set_request_batch_evaluator(evaluate)
         opt.set_progress(progress)
         t0 = time.perf_counter()
@@ -196,6 +198,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--family", default=None, help="testbed family (default: energy)")
     ap.add_argument("--screen", type=float, default=1.0, help="screen fidelity of stage 3")
+    ap.add_argument("--stop-tolerance", type=float, default=0.0,
+                    help="the stopping rule of the recorded search (0 = off)")
     ap.add_argument("--cache-gib", default="0,8,96",
                     help="prefix cache budgets to price (GiB, comma-separated)")
     ap.add_argument("--calib-layers", type=int, default=2)
@@ -222,7 +226,8 @@ def main():
     try:
         out(f"# A whole search, costed ({a.device}, {a.dtype})\n")
         out(f"search_cost.py: default search (budget {a.budget}, seed {a.seed}, screen "
-            f"fidelity {a.screen:g}, target rho {a.rho:g}) recorded on the testbed "
+            f"fidelity {a.screen:g}, stop tolerance {a.stop_tolerance:g}, target rho "
+            f"{a.rho:g}) recorded on the testbed "
             f"({a.family or 'energy'}) of each shape; priced at {a.context} tokens x "
             f"{a.prompts} prompts, window {a.window}, sink {a.sink}, from one-prompt "
             f"timings of {a.calib_layers} random layers of the shape (best of {a.reps} "
