@@ -39,22 +39,20 @@ def load(prefix):
     return res, hist, run
 
 
-def priors_of(run):
+def priors_of(run, prefix):
     """The --priors file of the recorded command line, as the CLI reads it."""
     argv = run.get("argv", [])
     if "--priors" not in argv:
         return None
     path = argv[argv.index("--priors") + 1]
     if not os.path.exists(path):  # recorded on another machine: next to the result
-        path = os.path.join(os.path.dirname(os.path.abspath(run["_prefix"])),
-                            os.path.basename(path))
+        path = os.path.join(os.path.dirname(os.path.abspath(prefix)), os.path.basename(path))
     with open(path) as f:
         return json.load(f)["unit_importance"]
 
 
 def replay(prefix, tolerance):
     res, hist, run = load(prefix)
-    run["_prefix"] = prefix
     if res.get("method") != "bosch":
         sys.exit(f"stop_replay: {prefix}.json is a {res.get('method')!r} result, not a search")
     m, st = res["model"], res["settings"]
@@ -65,7 +63,7 @@ def replay(prefix, tolerance):
     for name in ("budget", "variant", "strategy"):
         if name in st:
             opt.set_option(name, st[name])
-    pri = priors_of(run)
+    pri = priors_of(run, prefix)
     if pri is not None:
         opt.set_priors(pri)
     if tolerance > 0:

@@ -46,7 +46,8 @@ int lns_plateau_due(lns *m)
     size_t from = s->n;
     while (from > 0 && span < w)
         span += s->fidelity[--from];
-    double now = best_before(m, s->n), then = best_before(m, from);
+    double now = m->best_record >= 0 ? lns_objective(m, (size_t)m->best_record) : -INFINITY;
+    double then = best_before(m, from);
     if (!isfinite(then) || !isfinite(now))
         return 0; /* no feasible best before the window: no rate to project */
     double gain = now - then, projected = gain * (double)left / span;

@@ -380,6 +380,16 @@ int bosch_torch_checkpoint_suggested(const bosch_torch_checkpoint *c, const char
     return BOSCH_E_INVALID;
 }
 
+/* The last failure, recorded under this file's open (FN), recorded again
+ * under `fn`, the function that reports it. */
+static void renamed_failure(const char *fn)
+{
+    char msg[8192];
+    int st = bosch_torch_create_status();
+    snprintf(msg, sizeof msg, "%s", reason(bosch_torch_create_error(), st));
+    bt_create_fail(fn, st, msg);
+}
+
 bosch_torch_task *bosch_torch_checkpoint_task_at(const bosch_torch_checkpoint *c,
                                                  uint32_t context)
 {
@@ -411,11 +421,8 @@ bosch_torch_task *bosch_torch_checkpoint_task_at(const bosch_torch_checkpoint *c
     p.samples = c->samples;
     p.seed = c->seed;
     bosch_torch_task *t = text_task(c, c->task_source, &p);
-    if (!t) { /* text_task recorded the reason under bosch_torch_checkpoint_open's name */
-        int st = bosch_torch_create_status();
-        snprintf(msg, sizeof msg, "%s", reason(bosch_torch_create_error(), st));
-        bt_create_fail(fn, st, msg);
-    }
+    if (!t) /* text_task recorded the reason under bosch_torch_checkpoint_open's name */
+        renamed_failure(fn);
     return t;
 }
 
@@ -423,7 +430,6 @@ bosch_torch_task *bosch_torch_checkpoint_read_task(const bosch_torch_checkpoint 
                                                    const char *path)
 {
     static const char *const fn = "bosch_torch_checkpoint_read_task";
-    char msg[1024];
     if (!c || !path || !*path) {
         bt_create_fail(fn, BOSCH_E_INVALID, "the checkpoint and the path must be given");
         return NULL;
@@ -436,11 +442,8 @@ bosch_torch_task *bosch_torch_checkpoint_read_task(const bosch_torch_checkpoint 
     } else if (!(t = bosch_torch_task_read_jsonl(path))) {
         task_fail(path);
     }
-    if (!t) { /* recorded under bosch_torch_checkpoint_open's name */
-        int st = bosch_torch_create_status();
-        snprintf(msg, sizeof msg, "%s", reason(bosch_torch_create_error(), st));
-        bt_create_fail(fn, st, msg);
-    }
+    if (!t)
+        renamed_failure(fn);
     return t;
 }
 

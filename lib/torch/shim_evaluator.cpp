@@ -134,6 +134,14 @@ std::string job_identity(const bosch_torch_evaluator &e) {
 
 } // namespace bosch_torch::shim
 
+// A setting of the evaluator applies to its screen evaluator too, so that
+// screened and full scores are computed alike.
+template <class F> static void each_evaluator(bosch_torch_evaluator &e, F &&f) {
+    f(*e.ev);
+    if (e.screen)
+        f(*e.screen);
+}
+
 extern "C" {
 
 // ---------------------------------------------------------------------------
@@ -171,9 +179,7 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_batch(bosch_torch_evaluator *e,
         e->ev->last_error = "candidates must be at least 1";
         return BOSCH_E_INVALID;
     }
-    e->ev->set_batch(candidates);
-    if (e->screen)
-        e->screen->set_batch(candidates);
+    each_evaluator(*e, [&](Evaluator &ev) { ev.set_batch(candidates); });
     return BOSCH_OK;
 }
 
@@ -185,9 +191,7 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_buckets(bosch_torch_evaluator *e,
     std::string msg;
     int st = guarded(msg, [&] {
         torch::InferenceMode guard;
-        e->ev->set_buckets(buckets);
-        if (e->screen)
-            e->screen->set_buckets(buckets);
+        each_evaluator(*e, [&](Evaluator &ev) { ev.set_buckets(buckets); });
     });
     if (st != BOSCH_OK)
         e->ev->last_error = msg;
@@ -233,9 +237,7 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_prefix_cache(bosch_torch_evaluator
     if (!e)
         return BOSCH_E_INVALID;
     std::lock_guard<std::mutex> lock(e->model->model->mutex);
-    e->ev->set_prefix_cache(on != 0);
-    if (e->screen)
-        e->screen->set_prefix_cache(on != 0);
+    each_evaluator(*e, [&](Evaluator &ev) { ev.set_prefix_cache(on != 0); });
     return BOSCH_OK;
 }
 
@@ -251,9 +253,7 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_reference(bosch_torch_evaluator *e
                             " units, the model has " + std::to_string(want);
         return BOSCH_E_INVALID;
     }
-    e->ev->set_reference(mask);
-    if (e->screen)
-        e->screen->set_reference(mask);
+    each_evaluator(*e, [&](Evaluator &ev) { ev.set_reference(mask); });
     e->ev->last_error.clear();
     return BOSCH_OK;
 }
@@ -460,9 +460,7 @@ BOSCH_TORCH_API int bosch_torch_evaluator_set_forward_samples(bosch_torch_evalua
     if (!e || !e->ev)
         return BOSCH_E_INVALID;
     std::lock_guard<std::mutex> lock(e->model->model->mutex);
-    e->ev->set_forward_samples(int64_t(samples));
-    if (e->screen)
-        e->screen->set_forward_samples(int64_t(samples));
+    each_evaluator(*e, [&](Evaluator &ev) { ev.set_forward_samples(int64_t(samples)); });
     e->ev->last_error.clear();
     return BOSCH_OK;
 }

@@ -98,6 +98,26 @@ def tag_of(label, ratio):
     return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") + f"-r{ratio}"
 
 
+def write_task(args, tok, mdir, name, context, samples, seed, recorded):
+    """Writes mdir/name: args.task at `context` tokens, `samples` prompts of
+    `seed`, needle depths bounded for the full context (so a shorter
+    rendering keeps the same depths); returns its sha256. When `recorded`
+    (the sha256 the results were made with) differs, refuses by name and
+    leaves the file as it was."""
+    path = os.path.join(mdir, name)
+    depth_max = needle_depth_max(args.window, args.context)
+    with text.TextTask.ruler(tok, args.task, context, samples, seed,
+                             depth_min=0.0, depth_max=depth_max) as t:
+        t.write_jsonl(path + ".tmp")
+    sha = sha256(path + ".tmp")
+    if recorded is not None and recorded != sha:
+        os.unlink(path + ".tmp")
+        sys.exit(f"smollm2_table: {name} generated here differs from the one the results "
+                 f"in {args.out} were made on; use another --out")
+    os.replace(path + ".tmp", path)
+    return sha
+
+
 def prepare(args):
     """OUT/model: links to the checkpoint's files, the two tasks, a
     bosch.json naming them. OUT/settings.json records the settings, the
@@ -130,19 +150,11 @@ def prepare(args):
             if not os.path.lexists(dst):
                 os.symlink(os.path.realpath(os.path.join(args.model, name)), dst)
     tok = text.Tokenizer(os.path.join(args.model, "tokenizer.json"))
-    depth_max = needle_depth_max(args.window, args.context)
     for name, samples, seed in (("calib.jsonl", args.calib, 0),
                                 ("heldout.jsonl", args.heldout, 1)):
-        path = os.path.join(mdir, name)
-        with text.TextTask.ruler(tok, args.task, args.context, samples, seed,
-                                 depth_min=0.0, depth_max=depth_max) as t:
-            t.write_jsonl(path + ".tmp")
-        settings[name + "_sha256"] = sha256(path + ".tmp")
-        if old and old.get(name + "_sha256") != settings[name + "_sha256"]:
-            os.unlink(path + ".tmp")
-            sys.exit(f"smollm2_table: {name} generated here differs from the one the results "
-                     f"in {args.out} were made on; use another --out")
-        os.replace(path + ".tmp", path)
+        settings[name + "_sha256"] = write_task(
+            args, tok, mdir, name, args.context, samples, seed,
+            old.get(name + "_sha256") if old else None)
     with open(os.path.join(mdir, "bosch.json"), "w") as f:
         json.dump({"calib": "calib.jsonl", "heldout": "heldout.jsonl", "window": args.window,
                    "sink": args.sink, "metric": "logprob", "budget": args.budget}, f, indent=1)
@@ -161,22 +173,14 @@ def prepare_screens(args, mdir):
     with open(stamp) as f:
         settings = json.load(f)
     tok = text.Tokenizer(os.path.join(mdir, "tokenizer.json"))
-    depth_max = needle_depth_max(args.window, args.context)
     changed = False
     for length in args.screen_lengths:
         name = f"calib-s{length}.jsonl"
         path = os.path.join(mdir, name)
         if os.path.exists(path) and settings.get(name + "_sha256") == sha256(path):
             continue
-        with text.TextTask.ruler(tok, args.task, length, args.calib, 0,
-                                 depth_min=0.0, depth_max=depth_max) as t:
-            t.write_jsonl(path + ".tmp")
-        sha = sha256(path + ".tmp")
-        if settings.get(name + "_sha256", sha) != sha:
-            os.unlink(path + ".tmp")
-            sys.exit(f"smollm2_table: {name} generated here differs from the one the results "
-                     f"in {args.out} were made on; use another --out")
-        os.replace(path + ".tmp", path)
+        sha = write_task(args, tok, mdir, name, length, args.calib, 0,
+                         settings.get(name + "_sha256"))
         changed |= name + "_sha256" not in settings
         settings[name + "_sha256"] = sha
     if changed:

@@ -656,15 +656,12 @@ class Evaluator(Handle):
         a shorter context); requests at fidelity 1 stay on the evaluator's
         task. `task` is checked against it (sample count, answers, shorter
         prompts) and kept alive while set; None removes it."""
+        self._check(tlib.bosch_torch_evaluator_set_screen_task(
+            self._handle, None if task is None else task._handle))
+        if self._screen is not None:
+            self._screen._dependents.discard(self)
         if task is not None:
-            self._check(tlib.bosch_torch_evaluator_set_screen_task(self._handle, task._handle))
-            if self._screen is not None:
-                self._screen._dependents.discard(self)
             task._dependents.add(self)  # closed after this evaluator
-        else:
-            self._check(tlib.bosch_torch_evaluator_set_screen_task(self._handle, None))
-            if self._screen is not None:
-                self._screen._dependents.discard(self)
         self._screen = task
         return self
 
