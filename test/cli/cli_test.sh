@@ -378,6 +378,10 @@ if [ "$MODE" = text ]; then
         --screen-task "$T/short-bad.jsonl" --metric logprob --raw-scores 1 --budget 16
     expect 1 "give one" "$BOSCH" search $R --task "$T/text.jsonl" \
         --screen-task "$T/short.jsonl" --screen-length 64
+    expect 1 "the built-in NIAH draws its needles with its haystack" "$BOSCH" search $R \
+        --niah --screen-length 64
+    expect 1 "screen-task $T/none.jsonl: task $T/none.jsonl: cannot open" "$BOSCH" search $R \
+        --task "$T/text.jsonl" --screen-task "$T/none.jsonl"
     echo '{"text": "x", "answers": []}' >"$T/bad.jsonl"
     expect 1 "answers" "$BOSCH" search $R --task "$T/bad.jsonl"
     # tokenize with the real tokenizer
